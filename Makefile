@@ -1,0 +1,64 @@
+# Two commands: `make study` runs the main job, `make test` runs the suite.
+# Both create or reuse .venv and install the project from requirements.lock
+# (with uv when it is available or installable, plain pip otherwise).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
+CATALOGUE ?= catalogues
+
+.PHONY: all setup study test lint typecheck unit bench lock lab clean
+
+all: test
+
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@if command -v uv >/dev/null 2>&1; then UV=uv; \
+	elif $(BIN)/python -m pip install -q uv >/dev/null 2>&1; then UV=$(BIN)/uv; \
+	else UV=; fi; \
+	if [ -n "$$UV" ]; then \
+	  echo "installing with $$UV"; \
+	  $$UV pip install -q --python $(BIN)/python -r requirements.lock -e . ; \
+	else \
+	  echo "installing with pip"; \
+	  $(BIN)/python -m pip install -q -r requirements.lock -e . ; \
+	fi
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+## The main job: offline studies on the shipped catalogue, ending in reports/.
+study: setup
+	$(BIN)/evalkit catalogue check $(CATALOGUE)
+	$(BIN)/evalkit judge --judge baseline --split calibration --ledger ledgers/baseline.sqlite --yes
+
+## The whole suite: lint, types, tests.
+test: setup lint typecheck unit
+
+lint: setup
+	$(BIN)/ruff check evalkit tests benchmarks
+	$(BIN)/ruff format --check evalkit tests benchmarks
+
+typecheck: setup
+	$(BIN)/mypy
+
+unit: setup
+	$(BIN)/pytest -q -n 2
+
+bench: setup
+	$(BIN)/python benchmarks/bench_agreement.py
+
+## Re-resolve the lock file after changing dependencies in pyproject.toml.
+lock: setup
+	$(BIN)/uv pip compile pyproject.toml --extra anthropic --extra notebooks --extra dev \
+	  --python-version 3.11 -o requirements.lock
+
+## JupyterLab for interactive work (not part of the lock, to keep runs light).
+lab: setup
+	$(BIN)/python -m pip install -q "jupyterlab>=4.2"
+	$(BIN)/jupyter lab
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

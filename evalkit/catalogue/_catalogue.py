@@ -1,0 +1,110 @@
+"""The loaded catalogue: validated records plus views as pandas frames."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from evalkit.catalogue._models import (
+    Case,
+    FrozenConstants,
+    Label,
+    LocaleResources,
+    Rubric,
+)
+
+CASE_COLUMNS = (
+    "case_id",
+    "locale",
+    "stratum",
+    "split",
+    "template_family",
+    "emergency_category",
+    "onset_turn",
+    "n_turns",
+    "latest_signal",
+    "has_sources",
+    "reply_design",
+)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """A whole, valid catalogue. Build it with :func:`evalkit.catalogue.load`."""
+
+    root: Path
+    cases: tuple[Case, ...]
+    labels: tuple[Label, ...]
+    rubrics: dict[tuple[str, str], Rubric]
+    constants: FrozenConstants
+    resources: dict[str, LocaleResources]
+    _by_id: dict[str, Case] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_id", {c.id: c for c in self.cases})
+
+    def case(self, case_id: str) -> Case:
+        """The case with this id; ``KeyError`` naming the id if there is none."""
+        try:
+            return self._by_id[case_id]
+        except KeyError:
+            raise KeyError(f"no case {case_id!r} in catalogue {self.root}") from None
+
+    def split(self, split: str) -> list[Case]:
+        """Cases of one split (``calibration`` or ``heldout``), in catalogue order."""
+        return [c for c in self.cases if c.split == split]
+
+    def rubric(self, dimension: str, version: str | None = None) -> Rubric:
+        """The rubric for ``dimension``: ``version``, or the one in force by the constants."""
+        version = version or self.constants.rubrics_in_force[dimension]
+        try:
+            return self.rubrics[(dimension, version)]
+        except KeyError:
+            raise KeyError(f"no rubric {dimension} {version} in {self.root}/rubrics") from None
+
+    @property
+    def constants_hash(self) -> str:
+        """sha256 of ``constants.yaml`` as committed: the identity of the frozen constants."""
+        return hashlib.sha256((self.root / "constants.yaml").read_bytes()).hexdigest()
+
+    @property
+    def framing_hash(self) -> str:
+        """sha256 of the framing template text."""
+        return hashlib.sha256(self.constants.framing.encode("utf-8")).hexdigest()
+
+    def cases_frame(self) -> pd.DataFrame:
+        """One row per case.
+
+        Columns: ``case_id``, ``locale``, ``stratum``, ``split``, ``template_family``,
+        ``emergency_category``, ``onset_turn`` (nullable Int64), ``n_turns``,
+        ``latest_signal``, ``has_sources``, ``reply_design``.
+        """
+        rows = [
+            {
+                "case_id": c.id,
+                "locale": c.locale,
+                "stratum": c.stratum,
+                "split": c.split,
+                "template_family": c.template_family,
+                "emergency_category": c.emergency_category,
+                "onset_turn": c.onset_turn,
+                "n_turns": len(c.turns),
+                "latest_signal": c.latest_signal,
+                "has_sources": c.has_sources,
+                "reply_design": c.reply_design,
+            }
+            for c in self.cases
+        ]
+        frame = pd.DataFrame(rows, columns=list(CASE_COLUMNS))
+        frame["onset_turn"] = frame["onset_turn"].astype("Int64")
+        return frame
+
+    def labels_frame(self) -> pd.DataFrame:
+        """One row per label: ``case_id``, ``dimension``, ``bin``, ``labeler``, ``note``."""
+        return pd.DataFrame(
+            [lab.model_dump() for lab in self.labels],
+            columns=["case_id", "dimension", "bin", "labeler", "note"],
+        )

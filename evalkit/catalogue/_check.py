@@ -1,0 +1,95 @@
+"""Balance tables and leak checks over a loaded catalogue (pure functions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from evalkit.catalogue._catalogue import Catalogue
+from evalkit.catalogue._models import Case
+
+
+def summarize(catalogue: Catalogue) -> dict[str, pd.DataFrame]:
+    """Balance tables of a catalogue.
+
+    Returns ``cases`` (locale × stratum counts, one column per split, with totals) and
+    ``labels`` (dimension × locale rows, one column per bin, calibration labels only).
+    """
+    cases = catalogue.cases_frame()
+    case_table = (
+        cases.pivot_table(
+            index=["locale", "stratum"],
+            columns="split",
+            values="case_id",
+            aggfunc="count",
+            fill_value=0,
+            margins=True,
+            margins_name="total",
+        )
+        if len(cases)
+        else pd.DataFrame()
+    )
+    labels = catalogue.labels_frame().merge(cases[["case_id", "locale"]], on="case_id", how="left")
+    bins = list(catalogue.constants.bins)
+    label_table = (
+        labels.pivot_table(
+            index=["dimension", "locale"],
+            columns="bin",
+            values="case_id",
+            aggfunc="count",
+            fill_value=0,
+        ).reindex(columns=bins, fill_value=0)
+        if len(labels)
+        else pd.DataFrame(columns=bins)
+    )
+    return {"cases": case_table, "labels": label_table}
+
+
+def _shingles(text: str, k: int = 5) -> frozenset[str]:
+    norm = " ".join(text.lower().split())
+    if len(norm) <= k:
+        return frozenset({norm})
+    return frozenset(norm[i : i + k] for i in range(len(norm) - k + 1))
+
+
+@dataclass(frozen=True)
+class NearDuplicate:
+    """A held-out user turn that is a near copy of a calibration user turn."""
+
+    heldout_case: str
+    heldout_turn: int
+    calibration_case: str
+    calibration_turn: int
+    similarity: float
+
+
+def near_duplicates(
+    cases: tuple[Case, ...] | list[Case], threshold: float = 0.6, min_chars: int = 40
+) -> list[NearDuplicate]:
+    """Held-out user turns whose character 5-gram Jaccard similarity to any calibration
+    user turn reaches ``threshold``.
+
+    Turns shorter than ``min_chars`` are ignored: "thanks" may legitimately recur.
+    """
+
+    def turns(split: str) -> list[tuple[str, int, frozenset[str]]]:
+        return [
+            (c.id, i, _shingles(t.text))
+            for c in cases
+            if c.split == split
+            for i, t in enumerate(c.turns)
+            if t.role == "user" and len(t.text) >= min_chars
+        ]
+
+    calibration, heldout = turns("calibration"), turns("heldout")
+    found: list[NearDuplicate] = []
+    for hid, hi, hs in heldout:
+        for cid, ci, cs in calibration:
+            inter = len(hs & cs)
+            if not inter:
+                continue
+            sim = inter / len(hs | cs)
+            if sim >= threshold:
+                found.append(NearDuplicate(hid, hi, cid, ci, round(sim, 3)))
+    return found
