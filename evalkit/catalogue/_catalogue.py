@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,13 +66,13 @@ class Catalogue:
 
     @property
     def constants_hash(self) -> str:
-        """sha256 of ``constants.yaml`` as committed: the identity of the frozen constants."""
-        return hashlib.sha256((self.root / "constants.yaml").read_bytes()).hexdigest()
+        """Identity of the frozen constants: :meth:`FrozenConstants.content_hash`."""
+        return self.constants.content_hash()
 
     @property
     def framing_hash(self) -> str:
         """sha256 of the framing template text."""
-        return hashlib.sha256(self.constants.framing.encode("utf-8")).hexdigest()
+        return self.constants.framing_hash
 
     def cases_frame(self) -> pd.DataFrame:
         """One row per case.

@@ -7,6 +7,7 @@ catalogue file is an error, never a silently ignored key.
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import date
 from typing import Literal
 
@@ -293,6 +294,20 @@ class FrozenConstants(BaseModel):
         if missing:
             raise ValueError(f"rubrics_in_force: no rubric version for {missing}")
         return self
+
+    def content_hash(self) -> str:
+        """sha256 of the constants' canonical JSON, framing text included.
+
+        This is the identity the ledger and the gate compare; it ignores comments and
+        formatting of ``constants.yaml`` (whose bytes are pinned separately by a test).
+        """
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    @property
+    def framing_hash(self) -> str:
+        """sha256 of the framing template text."""
+        return hashlib.sha256(self.framing.encode("utf-8")).hexdigest()
 
     @property
     def low(self) -> str:

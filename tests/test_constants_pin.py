@@ -1,0 +1,33 @@
+"""The frozen constants and the judge framing are pinned by hash (ADR-0001, ADR-0003).
+
+If this test fails you changed a frozen constant. That is allowed only as a recorded
+decision: write an ADR in docs/adr/ saying what changed and why, then move the pin
+below in the same commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from tests.factory import SHIPPED
+
+# Moved by: ADR-0003 (initial freeze).
+CONSTANTS_SHA256 = "03e35aca3ad37628e6cf02f0519ca0c8868c2eb164d9696ba6817ec926e28797"
+# Moved by: ADR-0003 (initial freeze).
+FRAMING_SHA256 = "f632aef74c38365b384867f092f5fbf5ef1db9f5b6682b8562dfb269ad606226"
+
+
+def _sha(name: str) -> str:
+    return hashlib.sha256((SHIPPED / name).read_bytes()).hexdigest()
+
+
+def test_constants_are_pinned() -> None:
+    assert _sha("constants.yaml") == CONSTANTS_SHA256, (
+        "catalogues/constants.yaml changed: record the decision in an ADR and move the pin"
+    )
+
+
+def test_framing_is_pinned() -> None:
+    assert _sha("framing.txt") == FRAMING_SHA256, (
+        "catalogues/framing.txt changed: record the decision in an ADR and move the pin"
+    )
