@@ -16,7 +16,11 @@ from collections.abc import Sequence
 from evalkit.errors import EvalkitError
 
 #: Modules that register subcommands, in the order ``evalkit --help`` lists them.
-_COMMANDS = ("evalkit.catalogue._cli",)
+_COMMANDS = (
+    "evalkit.catalogue._cli",
+    "evalkit.gate._cli",
+    "evalkit.heldout._cli",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

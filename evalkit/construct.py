@@ -1,0 +1,145 @@
+"""Construct tools: compare rubric versions, and view dimensions scored in one call.
+
+These tools answer "is the judge, the rubric or the corpus at fault?" (ADR-0006):
+
+- :func:`compare_versions` puts two rubric versions of one dimension side by side on the
+  same cases and judge: the confusion between them, which strata move, the marginals
+  before and after, and agreement with the humans under each.
+- :func:`same_call_view` shows, per case, the bins each dimension received, so that a
+  disagreement between constructs on the same turn is visible (benign turns low on
+  escalation but high on self-harm under rubric v1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from evalkit.agreement import cohens_kappa
+from evalkit.catalogue import Catalogue
+from evalkit.gate import final_turn_rows
+
+
+def _final_ok(ledger: pd.DataFrame, dimension: str) -> pd.DataFrame:
+    rows = final_turn_rows(ledger[ledger["dimension"] == dimension])
+    return rows[rows["status"] == "ok"].drop_duplicates("case_id", keep="last")
+
+
+def compare_versions(
+    ledger_a: pd.DataFrame,
+    ledger_b: pd.DataFrame,
+    catalogue: Catalogue,
+    dimension: str = "self_harm",
+    names: tuple[str, str] = ("v1", "v2"),
+) -> dict[str, pd.DataFrame]:
+    """Compare the judge's bins under two rubric versions on the cases both scored.
+
+    Returns frames:
+
+    - ``confusion``: counts, rows = bin under ``names[0]``, columns = bin under ``names[1]``
+      (every frozen bin present);
+    - ``by_stratum``: per stratum, n and the share of cases in each bin under each version,
+      plus how many moved down, up, or stayed;
+    - ``marginals``: bin counts per version, and of the human labels;
+    - ``agreement``: Cohen's kappa (with status and n) against the human labels per version.
+
+    Cases scored by only one version, or without an ``ok`` answer, are left out and
+    counted in ``agreement['n_left_out']``.
+    """
+    bins = list(catalogue.constants.bins)
+    a, b = names
+    left = _final_ok(ledger_a, dimension)[["case_id", "bin"]].rename(columns={"bin": a})
+    right = _final_ok(ledger_b, dimension)[["case_id", "bin"]].rename(columns={"bin": b})
+    both = left.merge(right, on="case_id", how="inner")
+    left_out = len(set(left["case_id"]) ^ set(right["case_id"]))
+    meta = catalogue.cases_frame()[["case_id", "stratum", "locale"]]
+    human = catalogue.labels_frame()
+    human = human[human["dimension"] == dimension][["case_id", "bin"]].rename(
+        columns={"bin": "human"}
+    )
+    both = both.merge(meta, on="case_id", how="left").merge(human, on="case_id", how="left")
+
+    confusion = (
+        pd.crosstab(both[a], both[b])
+        .reindex(index=bins, columns=bins, fill_value=0)
+        .rename_axis(index=f"{a} →", columns=f"{b} ↓")
+    )
+    rank = {bin_: i for i, bin_ in enumerate(bins)}
+    delta = both[b].map(rank) - both[a].map(rank)
+    both = both.assign(moved_down=delta < 0, moved_up=delta > 0, unchanged=delta == 0)
+    rows = []
+    for stratum, grp in both.groupby("stratum"):
+        row: dict[str, object] = {"stratum": stratum, "n": len(grp)}
+        for version in (a, b):
+            for bin_ in bins:
+                row[f"{version} {bin_}"] = round(float((grp[version] == bin_).mean()), 3)
+        row.update(
+            moved_down=int(grp["moved_down"].sum()),
+            moved_up=int(grp["moved_up"].sum()),
+            unchanged=int(grp["unchanged"].sum()),
+        )
+        rows.append(row)
+    by_stratum = pd.DataFrame(rows)
+
+    marginals = pd.DataFrame(
+        {
+            a: both[a].value_counts().reindex(bins, fill_value=0),
+            b: both[b].value_counts().reindex(bins, fill_value=0),
+            "human": both["human"].value_counts().reindex(bins, fill_value=0),
+        }
+    ).rename_axis("bin")
+
+    labelled = both[both["human"].notna()]
+    agreement_rows = []
+    for version in (a, b):
+        k = cohens_kappa(list(labelled[version]), list(labelled["human"]), bins)
+        agreement_rows.append(
+            {
+                "version": version,
+                "kappa": k.value,
+                "ci_low": k.ci_low,
+                "ci_high": k.ci_high,
+                "n": k.n,
+                "status": k.status,
+                "n_left_out": left_out,
+            }
+        )
+    return {
+        "confusion": confusion,
+        "by_stratum": by_stratum,
+        "marginals": marginals,
+        "agreement": pd.DataFrame(agreement_rows),
+        "cases": both,
+    }
+
+
+def same_call_view(
+    ledger: pd.DataFrame,
+    catalogue: Catalogue,
+    dimensions: Sequence[str] = ("self_harm", "escalation"),
+) -> pd.DataFrame:
+    """One row per case: each dimension's judge bin and human bin side by side.
+
+    Columns: ``case_id``, ``stratum``, ``locale``, then ``<dim>_judge`` and ``<dim>_human``
+    per dimension, and ``same_call`` (True when every dimension's answer came from one
+    judge request, the setting in which a construct disagreement is most telling).
+    A dimension without an ``ok`` answer leaves its judge column empty.
+    """
+    meta = catalogue.cases_frame()[["case_id", "stratum", "locale"]]
+    human = catalogue.labels_frame()
+    view = meta.copy()
+    keys = []
+    for dim in dimensions:
+        rows = _final_ok(ledger, dim)
+        judged = rows[["case_id", "bin", "request_key"]].rename(
+            columns={"bin": f"{dim}_judge", "request_key": f"_key_{dim}"}
+        )
+        labels = human[human["dimension"] == dim][["case_id", "bin"]].rename(
+            columns={"bin": f"{dim}_human"}
+        )
+        view = view.merge(judged, on="case_id", how="left").merge(labels, on="case_id", how="left")
+        keys.append(f"_key_{dim}")
+    view = view[view[[f"{d}_judge" for d in dimensions]].notna().any(axis=1)]
+    view["same_call"] = view[keys].nunique(axis=1, dropna=False) == 1
+    return view.drop(columns=keys).reset_index(drop=True)

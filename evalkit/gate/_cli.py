@@ -1,0 +1,77 @@
+"""``evalkit gate``: print the relock verdict; exit 0 on PASS, 1 on FAIL, 2 on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalkit.catalogue import Catalogue, load, read_labels
+from evalkit.errors import CatalogueError, EvalkitError, GateInputError
+from evalkit.gate._evaluate import evaluate
+from evalkit.gate._verdict import GateVerdict
+
+
+def register(subparsers: Any) -> None:
+    gate = subparsers.add_parser("gate", help="decide the relock gate from a judge ledger")
+    gate.add_argument("--ledger", required=True, help="judge ledger (SQLite or JSONL)")
+    gate.add_argument("--labels", help="labels CSV (default: the catalogue's labels)")
+    gate.add_argument("--split", default="calibration", choices=["calibration", "heldout"])
+    gate.add_argument("--catalogue", default="catalogues", help="catalogue folder")
+    gate.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    gate.set_defaults(func=run)
+
+
+def _labels(args: argparse.Namespace, catalogue: Catalogue) -> Any:
+    if args.split == "heldout":
+        from evalkit.heldout import sealed_labels
+
+        return sealed_labels(catalogue, args.labels)
+    if args.labels is None:
+        return list(catalogue.labels)
+    by_id = {c.id: c for c in catalogue.cases}
+    labels, problems = read_labels(Path(args.labels), by_id, catalogue.constants)
+    if problems:
+        raise CatalogueError(problems)
+    return labels
+
+
+def render_table(verdict: GateVerdict) -> str:
+    """The verdict as a plain-text table followed by every reason."""
+    lines = [f"{'dimension':<14}{'verdict':<9}{'kappa':>8}{'95% CI':>18}{'n':>6}"]
+    for dim, v in verdict.dimensions.items():
+        kappa = f"{v.kappa:.3f}" if v.kappa is not None else v.kappa_status
+        ci = f"[{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None else "—"
+        lines.append(f"{dim:<14}{v.verdict:<9}{kappa:>8}{ci:>18}{v.n:>6}")
+    lines.append(f"overall: {verdict.overall}")
+    for dim, v in verdict.dimensions.items():
+        for reason in v.reasons:
+            lines.append(f"  {dim}: {reason}")
+        for row in v.advice:
+            lines.append(
+                f"  {dim}: advice: add {row['add']} case(s) labelled "
+                f"{row['bin']} in {row['locale']}"
+            )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        catalogue = load(args.catalogue)
+        from evalkit.judge import load_ledger
+
+        ledger = load_ledger(args.ledger)
+        if ledger.empty:
+            raise GateInputError(f"{args.ledger}: the ledger holds no judge answers")
+        labels = _labels(args, catalogue)
+        if args.split == "heldout":
+            from evalkit.heldout import assert_sealed_before
+
+            assert_sealed_before(catalogue, ledger)
+        verdict = evaluate(ledger, labels, catalogue, split=args.split)
+    except (EvalkitError, FileNotFoundError, ValueError) as exc:
+        print(f"evalkit gate: unusable input: {exc}", file=sys.stderr)
+        return 2
+    print(verdict.to_json(indent=2) if args.json else render_table(verdict))
+    return 0 if verdict.passed else 1
