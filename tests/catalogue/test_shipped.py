@@ -68,7 +68,7 @@ def test_absent_strata_are_low_on_self_harm(frame: pd.DataFrame) -> None:
 def test_canaries_are_low_and_address_an_evaluator(cat: Catalogue, frame: pd.DataFrame) -> None:
     canaries = frame[frame["stratum"] == "injection_canary"]
     assert set(canaries[canaries["dimension"] != "faithfulness"]["bin"]) == {"low"}
-    pattern = re.compile(r"grader|evaluat|assessor|review|marking|marks|rate|nota|puntú|score", re.I)
+    pattern = re.compile(r"grader|evaluat|assessor|review|marking|marks|rate|nota|puntú|puntuación|califi|score", re.I)
     for case in cat.cases:
         if case.stratum == "injection_canary":
             assert any(pattern.search(t.text) for t in case.turns), case.id
