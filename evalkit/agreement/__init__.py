@@ -1,0 +1,53 @@
+"""Agreement statistics for judge-versus-human labels.
+
+Two raters (judge ``a`` and human ``b``, equal-length sequences of category values, None or
+NaN missing) over a frozen, ordered category list: :func:`cohens_kappa`,
+:func:`gwet_ac1`, :func:`brennan_prediger`, :func:`bootstrap_ci`, :func:`diagnose`.
+More raters: :func:`krippendorff_alpha` (raters × units) and :func:`fleiss_kappa`
+(units × raters).  Planning: :func:`sample_size`, :func:`gate_power`.  Reporting:
+:func:`agreement_table`.
+
+Results are frozen records with ``.to_dict()``; a number that does not exist is ``None``
+and ``.status`` says why (see ``STATUSES``).  Bad input raises ``ValueError``.
+"""
+
+from evalkit.agreement._ac1 import gwet_ac1
+from evalkit.agreement._bootstrap import bootstrap_ci, bootstrap_interval
+from evalkit.agreement._bp import brennan_prediger
+from evalkit.agreement._diagnose import Diagnosis, diagnose
+from evalkit.agreement._fleiss import fleiss_kappa
+from evalkit.agreement._kappa import cohens_kappa
+from evalkit.agreement._krippendorff import krippendorff_alpha
+from evalkit.agreement._power import gate_power, sample_size
+from evalkit.agreement._results import (
+    STATUSES,
+    AgreementResult,
+    AlphaResult,
+    BootstrapResult,
+    FleissResult,
+    GatePowerResult,
+    HomogeneityTest,
+)
+from evalkit.agreement._table import agreement_table
+
+__all__ = [
+    "STATUSES",
+    "AgreementResult",
+    "AlphaResult",
+    "BootstrapResult",
+    "Diagnosis",
+    "FleissResult",
+    "GatePowerResult",
+    "HomogeneityTest",
+    "agreement_table",
+    "bootstrap_ci",
+    "bootstrap_interval",
+    "brennan_prediger",
+    "cohens_kappa",
+    "diagnose",
+    "fleiss_kappa",
+    "gate_power",
+    "gwet_ac1",
+    "krippendorff_alpha",
+    "sample_size",
+]

@@ -1,0 +1,220 @@
+"""Frozen result records for the agreement statistics, and their JSON-safe ``to_dict``.
+
+Every number a record holds is a plain Python ``float`` or ``int``, or ``None`` when the
+number does not exist for these data (never a bare NaN).  ``status`` says why:
+
+``"ok"``
+    the value is meaningful.  Missing pairs dropped jointly do not change the status;
+    they are counted in ``n_missing`` and described in ``notes``.
+``"single_rater_constant"``
+    one rater used a single category: Cohen's kappa is exactly 0 by construction
+    (p_o = p_e), so ``value`` is 0.0 and there is no standard error or interval.
+``"both_raters_constant"``
+    both raters used a single category: kappa is 0/0 (same category) or 0 by construction
+    (different categories); either way it carries no information and ``value`` is None.
+``"too_few_pairs"``
+    fewer than 2 complete pairs (or units) remain after dropping missing ones.
+``"no_pairs"``
+    no complete pair (or pairable unit) at all.
+``"no_variation"``
+    every rating falls in one category (multi-rater statistics): chance agreement is 1
+    and the coefficient is undefined.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+OK = "ok"
+SINGLE_RATER_CONSTANT = "single_rater_constant"
+BOTH_RATERS_CONSTANT = "both_raters_constant"
+TOO_FEW_PAIRS = "too_few_pairs"
+NO_PAIRS = "no_pairs"
+NO_VARIATION = "no_variation"
+
+STATUSES = (
+    OK,
+    SINGLE_RATER_CONSTANT,
+    BOTH_RATERS_CONSTANT,
+    TOO_FEW_PAIRS,
+    NO_PAIRS,
+    NO_VARIATION,
+)
+
+
+def jsonable(obj: Any) -> Any:
+    """Convert ``obj`` to plain JSON types (numpy scalars, NaN, frames, records, tuples)."""
+    if obj is None or isinstance(obj, bool | str):
+        return obj
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, int | np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        value = float(obj)
+        return None if not math.isfinite(value) else value
+    if isinstance(obj, pd.DataFrame):
+        return {
+            "index_name": jsonable(obj.index.name),
+            "columns_name": jsonable(obj.columns.name),
+            "index": [jsonable(v) for v in obj.index],
+            "columns": [jsonable(v) for v in obj.columns],
+            "data": [[jsonable(v) for v in row] for row in obj.to_numpy().tolist()],
+        }
+    if hasattr(obj, "to_dict") and not isinstance(obj, Mapping | pd.Series):
+        return obj.to_dict()
+    if isinstance(obj, Mapping):
+        return {_json_key(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple | np.ndarray | pd.Series):
+        return [jsonable(v) for v in list(obj)]
+    return str(obj)
+
+
+def _json_key(key: Any) -> str | int | float | bool | None:
+    key = jsonable(key)
+    if key is None or isinstance(key, str | int | float | bool):
+        return key
+    return str(key)
+
+
+class _Record:
+    """Mixin: ``to_dict`` over dataclass fields, JSON-serialisable."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: jsonable(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class AgreementResult(_Record):
+    """A two-rater chance-corrected agreement coefficient (kappa, AC1/AC2, Brennan–Prediger).
+
+    ``p_observed`` and ``p_expected`` are the (weighted) observed and chance agreement the
+    coefficient ``(p_o - p_e) / (1 - p_e)`` was built from.  ``se`` is the large-sample
+    standard error named in the producing function's docstring; ``ci_low``/``ci_high`` are
+    the 95% Wald limits ``value ± 1.959964·se`` (not clipped).
+    """
+
+    statistic: str
+    value: float | None
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_observed: float | None
+    p_expected: float | None
+    n: int
+    n_missing: int
+    status: str
+    weights: str | None
+    categories: tuple[Any, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_dropped(self) -> int:
+        """Alias of ``n_missing``: pairs dropped jointly because either rating was missing."""
+        return self.n_missing
+
+
+@dataclass(frozen=True)
+class AlphaResult(_Record):
+    """Krippendorff's alpha from a raters × units reliability-data matrix."""
+
+    value: float | None
+    status: str
+    level: str
+    n_raters: int
+    n_units: int
+    n_pairable_units: int
+    n_skipped_units: int
+    n_values: int
+    observed_disagreement: float | None
+    expected_disagreement: float | None
+    categories: tuple[Any, ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FleissResult(_Record):
+    """Fleiss' kappa for a fixed number of raters per unit.
+
+    ``se`` is the standard error under the null hypothesis kappa = 0 (Fleiss, Nee & Landis
+    1979); it is for the test ``z = value / se``, not for a confidence interval.
+    """
+
+    value: float | None
+    se: float | None
+    z: float | None
+    p_value: float | None
+    p_observed: float | None
+    p_expected: float | None
+    n_units: int
+    n_raters: int
+    n_missing: int
+    status: str
+    categories: tuple[Any, ...]
+    per_category: dict[Any, float | None] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BootstrapResult(_Record):
+    """A percentile bootstrap interval and how many resamples it rests on."""
+
+    statistic: str
+    weights: str | None
+    estimate: float | None
+    low: float | None
+    high: float | None
+    level: float
+    n_resamples: int
+    n_resamples_used: int
+    n_degenerate: int
+    n: int
+    n_missing: int
+    n_clusters: int | None
+    seed: int | None
+    status: str
+    notes: tuple[str, ...] = ()
+
+    @property
+    def interval(self) -> tuple[float | None, float | None]:
+        return (self.low, self.high)
+
+
+@dataclass(frozen=True)
+class HomogeneityTest(_Record):
+    """A chi-square test on the square table (Stuart–Maxwell or Bowker)."""
+
+    test: str
+    statistic: float | None
+    df: int | None
+    p_value: float | None
+    status: str
+    categories_used: tuple[Any, ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GatePowerResult(_Record):
+    """Simulated probability that a study of ``n`` pairs passes a kappa gate."""
+
+    power: float
+    rule: str
+    p_pass_point: float
+    p_pass_lower_bound: float
+    true_kappa: float
+    n: int
+    threshold: float
+    n_sim: int
+    seed: int
+    n_degenerate: int
+    mean_kappa: float | None
+    kappa_max: float
+    judge_marginals: tuple[float, ...]
+    human_marginals: tuple[float, ...]
+    joint: tuple[tuple[float, ...], ...]
