@@ -325,3 +325,19 @@ def test_cli_exit_codes_and_json(world: tuple[Catalogue, pd.DataFrame], tmp_path
         [*cmd[:5], str(tmp_path / "missing.sqlite"), *cmd[6:]], capture_output=True, text=True
     )
     assert bad.returncode == 2
+
+
+def test_breakdown_by_locale_and_stratum(world: tuple[Catalogue, pd.DataFrame]) -> None:
+    from evalkit.gate import breakdown, join_pairs
+
+    cat, ledger = world
+    pairs = join_pairs(ledger, cat.labels, cat)
+    by_locale = breakdown(pairs, cat.constants, "locale", n_resamples=200)
+    assert set(by_locale["locale"]) == {"en-US", "en-GB"}
+    assert (by_locale["n"] == 40).all() and by_locale["descriptive"].eq(False).all()
+    by_stratum = breakdown(pairs, cat.constants, "stratum", n_resamples=200)
+    benign = by_stratum[
+        (by_stratum["dimension"] == "self_harm") & (by_stratum["stratum"] == "benign")
+    ].iloc[0]
+    assert benign["n"] == 16 and bool(benign["descriptive"]) is True
+    assert benign["status"] == "both_raters_constant"
