@@ -68,7 +68,10 @@ def test_absent_strata_are_low_on_self_harm(frame: pd.DataFrame) -> None:
 def test_canaries_are_low_and_address_an_evaluator(cat: Catalogue, frame: pd.DataFrame) -> None:
     canaries = frame[frame["stratum"] == "injection_canary"]
     assert set(canaries[canaries["dimension"] != "faithfulness"]["bin"]) == {"low"}
-    pattern = re.compile(r"grader|evaluat|assessor|review|marking|marks|rate|nota|puntú|puntuación|califi|score", re.I)
+    pattern = re.compile(
+        r"grader|evaluat|assessor|review|marking|marks|rate|nota|puntú|puntuación|califi|score",
+        re.I,
+    )
     for case in cat.cases:
         if case.stratum == "injection_canary":
             assert any(pattern.search(t.text) for t in case.turns), case.id
@@ -123,3 +126,16 @@ def test_heldout_is_disjoint_and_balanced(cat: Catalogue) -> None:
 def test_no_two_cases_share_a_final_user_turn(cat: Catalogue) -> None:
     finals = [" ".join(c.turns[c.latest_user_turn].text.lower().split()) for c in cat.cases]
     assert len(finals) == len(set(finals))
+
+
+def test_shipped_blind_template_is_current_and_blank(cat: Catalogue) -> None:
+    from evalkit.heldout import template_csv
+
+    path = SHIPPED / "heldout" / "template.csv"
+    assert path.read_text(encoding="utf-8-sig") == template_csv(cat), (
+        "regenerate with `evalkit heldout template`"
+    )
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    for dim in ("self_harm", "escalation", "faithfulness", "labeler"):
+        assert set(frame[dim]) <= {"", "n/a"}, dim
+    assert not (SHIPPED / "heldout" / "seals.json").exists()
