@@ -132,7 +132,7 @@ def test_shipped_blind_template_is_current_and_blank(cat: Catalogue) -> None:
     from evalkit.heldout import template_csv
 
     path = SHIPPED / "heldout" / "template.csv"
-    assert path.read_text(encoding="utf-8-sig") == template_csv(cat), (
+    assert path.read_bytes().decode("utf-8-sig") == template_csv(cat), (
         "regenerate with `evalkit heldout template`"
     )
     frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
