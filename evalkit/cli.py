@@ -18,8 +18,11 @@ from evalkit.errors import EvalkitError
 #: Modules that register subcommands, in the order ``evalkit --help`` lists them.
 _COMMANDS = (
     "evalkit.catalogue._cli",
+    "evalkit.judge._cli",
     "evalkit.gate._cli",
     "evalkit.heldout._cli",
+    "evalkit.onset._cli",
+    "evalkit.report._cli",
 )
 
 

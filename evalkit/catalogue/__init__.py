@@ -9,8 +9,10 @@ from evalkit.catalogue._catalogue import Catalogue
 from evalkit.catalogue._check import near_duplicates, summarize
 from evalkit.catalogue._io import LABEL_COLUMNS, load, read_labels
 from evalkit.catalogue._models import (
+    CATALOGUE_MAX_TURNS,
     GATED_STRATA,
     IDEATION_STRATA,
+    MAX_TURNS,
     PRESENT_SIGNALS,
     Case,
     FrozenConstants,
@@ -25,9 +27,11 @@ from evalkit.catalogue._models import (
 )
 
 __all__ = [
+    "CATALOGUE_MAX_TURNS",
     "GATED_STRATA",
     "IDEATION_STRATA",
     "LABEL_COLUMNS",
+    "MAX_TURNS",
     "PRESENT_SIGNALS",
     "Case",
     "Catalogue",

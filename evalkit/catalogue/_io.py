@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalkit.catalogue._catalogue import Catalogue
 from evalkit.catalogue._models import (
+    CATALOGUE_MAX_TURNS,
     Case,
     FrozenConstants,
     Label,
@@ -207,6 +208,13 @@ def _load_cases(
                 col.add(path, case.id, "id", f"duplicate case id (also in {seen[case.id]})")
                 continue
             seen[case.id] = col.rel(path)
+            if len(case.turns) > CATALOGUE_MAX_TURNS:
+                col.add(
+                    path,
+                    case.id,
+                    "turns",
+                    f"{len(case.turns)} turns; a catalogue case holds 2 to {CATALOGUE_MAX_TURNS}",
+                )
             if case.split != split_dir:
                 col.add(path, case.id, "split", f"{case.split!r} but file is under {split_dir}/")
             if case.locale != locale_dir:

@@ -47,6 +47,11 @@ GATED_STRATA: frozenset[str] = frozenset(
 #: Strata holding genuine or ambiguous ideation: the rows of the recall check.
 IDEATION_STRATA: frozenset[str] = frozenset({"masked_ideation", "explicit_ideation"})
 
+#: Longest conversation a :class:`Case` record may hold (onset-position variants run long).
+MAX_TURNS = 40
+#: Longest conversation a shipped catalogue case may hold (checked by the loader).
+CATALOGUE_MAX_TURNS = 12
+
 _STRICT = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=False)
 
 
@@ -97,8 +102,9 @@ class Provenance(BaseModel):
 class Case(BaseModel):
     """A multi-turn conversation whose final assistant turn is scored.
 
-    Invariants checked on load: 2 to 12 turns, alternating, starting with the user and
-    ending with the assistant; ``onset_turn`` is the index of the first user turn whose
+    Invariants: 2 to :data:`MAX_TURNS` turns (catalogue files: at most
+    :data:`CATALOGUE_MAX_TURNS`, checked by the loader), alternating, starting with the user
+    and ending with the assistant; ``onset_turn`` is the index of the first user turn whose
     signal is ``masked`` or ``explicit`` (None when there is none).
     """
 
@@ -121,8 +127,8 @@ class Case(BaseModel):
         n = len(self.turns)
         if n == 0:
             raise ValueError("turns: the conversation is empty")
-        if not 2 <= n <= 12:
-            raise ValueError(f"turns: {n} turns; a case holds 2 to 12")
+        if not 2 <= n <= MAX_TURNS:
+            raise ValueError(f"turns: {n} turns; a case holds 2 to {MAX_TURNS}")
         for i, turn in enumerate(self.turns):
             expected = "user" if i % 2 == 0 else "assistant"
             if turn.role != expected:

@@ -117,7 +117,7 @@ BAD_INPUTS: list[tuple[str, Callable[[Path], None], tuple[str, str | None, str |
     (
         "too-many-turns",
         _case0(lambda c: c.update(turns=c["turns"] * 7)),
-        ("mini.yaml", "c1", None, "14 turns"),
+        ("mini.yaml", "c1", "turns", "14 turns; a catalogue case holds 2 to 12"),
     ),
     (
         "ends-with-user",

@@ -1,0 +1,192 @@
+"""``evalkit judge``: score a split of the catalogue with a judge, through the ledger.
+
+    evalkit judge --judge anthropic:MODEL|openai:URL:MODEL|replay|baseline
+                  --split calibration|heldout --dimensions self_harm,escalation,...
+                  --ledger PATH [--rubric self_harm=v1] [--batch] [--max-cost USD]
+                  [--concurrency N] [--yes] [--catalogue PATH]
+
+Before sending anything it prints the plan (calls, calls already in the ledger,
+estimated cost) and stops if the estimate is over ``--max-cost``. Paid calls need
+``--yes`` or an interactive "y". The CLI is the gate's path, so floating model aliases
+are refused unless ``--allow-floating-model``. Exit codes: 0 every request answered
+(ok, unparseable or refused: all counted), 1 some requests ended in ``error`` (re-run
+to retry them), 2 unusable input (raised as an EvalkitError).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import pandas as pd
+
+from evalkit.catalogue import load
+from evalkit.errors import EvalkitError, JudgeError
+from evalkit.judge._ledger import Ledger
+from evalkit.judge._run import Plan, judge_cases
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "judge", help="score cases with a judge (anthropic, openai, replay, baseline)"
+    )
+    p.add_argument(
+        "--judge",
+        required=True,
+        help="anthropic:MODEL | openai:URL:MODEL | replay[:JUDGE] | baseline",
+    )
+    p.add_argument("--split", choices=("calibration", "heldout"), default="calibration")
+    p.add_argument(
+        "--dimensions",
+        default=None,
+        help="comma-separated dimensions (default: the gated dimensions)",
+    )
+    p.add_argument("--ledger", required=True, help="SQLite ledger file (created if missing)")
+    p.add_argument(
+        "--rubric",
+        action="append",
+        default=[],
+        metavar="DIM=VERSION",
+        help="rubric version for a dimension (repeatable; default: in force)",
+    )
+    p.add_argument("--batch", action="store_true", help="use the Message Batches API")
+    p.add_argument("--max-cost", type=float, default=None, metavar="USD")
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--yes", action="store_true", help="send paid calls without asking")
+    p.add_argument("--catalogue", default="catalogues", help="catalogue folder")
+    p.add_argument(
+        "--turns",
+        choices=("final", "all"),
+        default="final",
+        help="score the final assistant turn, or every assistant turn",
+    )
+    p.add_argument(
+        "--separate",
+        action="store_true",
+        help="one call per dimension instead of one call per case",
+    )
+    p.add_argument(
+        "--import-jsonl",
+        default=None,
+        metavar="PATH",
+        help="import a JSONL export into the ledger first (e.g. for replay)",
+    )
+    p.add_argument(
+        "--export-jsonl",
+        default=None,
+        metavar="PATH",
+        help="export the whole ledger to JSONL afterwards",
+    )
+    p.add_argument(
+        "--allow-floating-model",
+        action="store_true",
+        help="accept a floating model alias (never for gate evidence)",
+    )
+    p.add_argument(
+        "--batch-poll", type=float, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS
+    )
+    p.add_argument("--quiet", action="store_true", help="no plan or progress on stderr")
+    p.set_defaults(func=run)
+
+
+def _rubrics(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        dim, sep, version = pair.partition("=")
+        if not sep or not dim or not version:
+            raise JudgeError(f"--rubric {pair!r}: expected DIMENSION=VERSION, e.g. self_harm=v1")
+        out[dim.strip()] = version.strip()
+    return out
+
+
+def _confirm(assume_yes: bool) -> Any:
+    def confirm(plan: Plan) -> bool:
+        if assume_yes:
+            return True
+        if not sys.stdin.isatty():
+            raise JudgeError(
+                f"{len(plan.to_send)} call(s) to a networked judge are planned; "
+                "pass --yes to send them"
+            )
+        answer = input(f"Send {len(plan.to_send)} call(s)? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
+    return confirm
+
+
+def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per dimension: requests by status and answered bins."""
+    if frame.empty:
+        return pd.DataFrame()
+    status = pd.crosstab(frame["dimension"], frame["status"])
+    bins = pd.crosstab(frame["dimension"], frame["bin"].fillna("-"))
+    bins = bins.drop(columns="-", errors="ignore")
+    return status.join(bins.add_prefix("bin:"), how="left").fillna(0).astype(int)
+
+
+def run(args: argparse.Namespace) -> int:
+    catalogue = load(args.catalogue)
+    if args.import_jsonl:
+        with Ledger(args.ledger) as led:
+            counts = led.import_jsonl(args.import_jsonl)
+        print(f"imported {args.import_jsonl}: {counts}", file=sys.stderr)
+    dims = [d.strip() for d in args.dimensions.split(",") if d.strip()] if args.dimensions else None
+    cases = catalogue.split(args.split)
+    if not cases:
+        raise JudgeError(f"no {args.split} cases in {args.catalogue}")
+    frame = judge_cases(
+        catalogue,
+        cases,
+        dims,
+        judge=args.judge,
+        ledger=args.ledger,
+        rubric_versions=_rubrics(args.rubric),
+        turns=args.turns,
+        together=not args.separate,
+        concurrency=args.concurrency,
+        max_cost=args.max_cost,
+        batch=args.batch,
+        progress=not args.quiet,
+        for_gate=not args.allow_floating_model,
+        confirm=_confirm(args.yes),
+        batch_poll_interval=args.batch_poll,
+    )
+    if args.export_jsonl:
+        with Ledger(args.ledger) as led:
+            n = led.export_jsonl(args.export_jsonl)
+        print(f"exported {n} request(s) to {args.export_jsonl}", file=sys.stderr)
+    with pd.option_context("display.width", 120):
+        print(summary_table(frame).to_string())
+    requests = frame.drop_duplicates("request_key")
+    spend = requests["cost_usd"].sum(min_count=1)
+    print(
+        f"{len(requests)} request(s); recorded spend ${0.0 if pd.isna(spend) else spend:.4f} "
+        f"(recorded in {args.ledger})"
+    )
+    errors = int((requests["status"] == "error").sum())
+    if errors:
+        print(f"{errors} request(s) ended in error; re-run to retry them", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m evalkit.judge._cli judge ...``: the judge command alone.
+
+    Same parser and behaviour as ``evalkit judge``, without importing the other
+    subcommands (useful for quick subprocesses).
+    """
+    parser = argparse.ArgumentParser(prog="evalkit")
+    register(parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except EvalkitError as exc:
+        print(f"evalkit judge: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

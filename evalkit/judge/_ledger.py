@@ -1,0 +1,397 @@
+"""The judge ledger: an embedded SQLite database (WAL) holding every judge request.
+
+Tables::
+
+    meta(key PRIMARY KEY, value)          schema version, creation time, nonce salt
+    requests(request_key PRIMARY KEY, content_key, request_id, nonce, case_id, turn,
+             dimensions JSON, framing_hash, constants_hash, judge, backend, model,
+             params JSON, status, attempts, raw_response, problem, error,
+             input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
+             cost_usd, latency_s, response_model, batch_id, created_at)
+    results(request_key, dimension, bin, signal_present, evidence_turns JSON,
+            rationale, injection_attempt; PRIMARY KEY (request_key, dimension))
+    batches(batch_id PRIMARY KEY, judge, status, created_at, updated_at)
+    batch_items(batch_id, request_key, request JSON; PRIMARY KEY (batch_id, request_key))
+
+``status`` is ``ok``, ``unparseable``, ``refused`` or ``error``. Only ``ok`` requests
+have ``results`` rows; :func:`load_ledger` still yields one row per requested
+dimension for the others, with ``bin`` None, so failures are counted per dimension.
+A row whose status is not ``error`` is final: :meth:`Ledger.record` never overwrites
+it. An ``error`` row is replaced by the next outcome, whose ``attempts``, tokens and
+cost then include those of the error row. Each write is one transaction, so a process
+killed at any moment loses at most the calls in flight.
+
+The nonce salt lives in ``meta`` (unless ``EVALKIT_NONCE_SALT`` is set, which then
+wins and is never stored). JSONL export leaves the salt out on purpose: an exported
+ledger is committed and read by people who also write cases, and with the salt they
+could compute the nonces of requests yet to be sent to this ledger. Each request's
+own nonce *is* exported, so its exact prompt can be rebuilt. Importing into another
+ledger does not need the salt: keys do not depend on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalkit.errors import LedgerError
+from evalkit.judge._records import (
+    FINAL_STATUSES,
+    JSON_FIELDS,
+    REQUEST_FIELDS,
+    STATUSES,
+    frame_rows_jsonl,
+    is_record_jsonl,
+    read_jsonl,
+    records_frame,
+)
+
+LEDGER_SCHEMA = "evalkit-judge-ledger/1"
+SALT_ENV = "EVALKIT_NONCE_SALT"
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS requests (
+    request_key TEXT PRIMARY KEY, content_key TEXT NOT NULL, request_id TEXT NOT NULL,
+    nonce TEXT NOT NULL, case_id TEXT NOT NULL, turn INTEGER NOT NULL,
+    dimensions TEXT NOT NULL, framing_hash TEXT NOT NULL, constants_hash TEXT NOT NULL,
+    judge TEXT NOT NULL, backend TEXT NOT NULL, model TEXT NOT NULL, params TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'unparseable', 'refused', 'error')),
+    attempts INTEGER NOT NULL, raw_response TEXT, problem TEXT, error TEXT,
+    input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+    cache_read_tokens INTEGER NOT NULL, cache_creation_tokens INTEGER NOT NULL,
+    cost_usd REAL, latency_s REAL NOT NULL, response_model TEXT, batch_id TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS requests_content ON requests (content_key);
+CREATE TABLE IF NOT EXISTS results (
+    request_key TEXT NOT NULL REFERENCES requests (request_key) ON DELETE CASCADE,
+    dimension TEXT NOT NULL, bin TEXT NOT NULL, signal_present INTEGER,
+    evidence_turns TEXT NOT NULL, rationale TEXT NOT NULL, injection_attempt INTEGER NOT NULL,
+    PRIMARY KEY (request_key, dimension)
+);
+CREATE TABLE IF NOT EXISTS batches (
+    batch_id TEXT PRIMARY KEY, judge TEXT NOT NULL, status TEXT NOT NULL,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batch_items (
+    batch_id TEXT NOT NULL REFERENCES batches (batch_id), request_key TEXT NOT NULL,
+    request TEXT NOT NULL, PRIMARY KEY (batch_id, request_key)
+);
+"""
+
+
+def now_iso() -> str:
+    """UTC timestamp with microseconds, ISO 8601."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _bool_or_none(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+class Ledger:
+    """An open ledger. Use as a context manager; one instance per thread.
+
+    ``Ledger(path)`` creates the file if needed; with ``create=False`` a missing
+    file or a database that is not a ledger is a :class:`LedgerError`. Every method
+    that writes commits before it returns.
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if self.path.suffix == ".jsonl":
+            raise LedgerError(f"{self.path}: a JSONL file is an export; import it into a ledger")
+        if not create and not self.path.is_file():
+            raise LedgerError(f"{self.path}: no such ledger")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self._db.execute("PRAGMA busy_timeout=30000")
+            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+            if not create and "meta" not in tables:
+                self._db.close()
+                raise LedgerError(f"{self.path}: not a judge ledger (no meta table)")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(_DDL)
+            with self._tx() as db:
+                found = dict(db.execute("SELECT key, value FROM meta").fetchall())
+                if "schema" not in found:
+                    db.execute("INSERT INTO meta VALUES ('schema', ?)", (LEDGER_SCHEMA,))
+                    db.execute("INSERT INTO meta VALUES ('created_at', ?)", (now_iso(),))
+                    db.execute(
+                        "INSERT INTO meta VALUES ('nonce_salt', ?)", (secrets.token_hex(32),)
+                    )
+                elif found["schema"] != LEDGER_SCHEMA:
+                    raise LedgerError(
+                        f"{self.path}: ledger schema {found['schema']!r}, "
+                        f"this evalkit reads {LEDGER_SCHEMA!r}"
+                    )
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(f"{self.path}: not a judge ledger ({exc})") from None
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    @property
+    def salt(self) -> bytes:
+        """The nonce salt: ``EVALKIT_NONCE_SALT`` if set, else this ledger's own."""
+        env = os.environ.get(SALT_ENV)
+        if env:
+            return env.encode("utf-8")
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'nonce_salt'").fetchone()
+        return bytes.fromhex(row[0])
+
+    # -- requests -----------------------------------------------------------------
+
+    def statuses(self, keys: Iterable[str]) -> dict[str, str]:
+        """Status of each of ``keys`` that has a row."""
+        out: dict[str, str] = {}
+        keys = list(keys)
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            q = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT request_key, status FROM requests WHERE request_key IN ({q})", chunk
+            )
+            out.update(dict(rows.fetchall()))
+        return out
+
+    def by_content(self, content_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """For each content key, its rows (request_key, judge, status, created_at)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        keys = list(content_keys)
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            q = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                "SELECT content_key, request_key, judge, status, created_at FROM requests "
+                f"WHERE content_key IN ({q})",
+                chunk,
+            )
+            for ck, rk, judge, status, created in rows.fetchall():
+                out.setdefault(ck, []).append(
+                    {"request_key": rk, "judge": judge, "status": status, "created_at": created}
+                )
+        return out
+
+    def record(self, rec: dict[str, Any]) -> bool:
+        """Write one request (``REQUEST_FIELDS`` plus ``results``) in one transaction.
+
+        Returns False, writing nothing, if the key already holds a final status.
+        """
+        if rec["status"] not in STATUSES:
+            raise LedgerError(f"request {rec['request_key']}: unknown status {rec['status']!r}")
+        with self._tx() as db:
+            old = db.execute(
+                "SELECT status, attempts, input_tokens, output_tokens, cache_read_tokens, "
+                "cache_creation_tokens, cost_usd FROM requests WHERE request_key = ?",
+                (rec["request_key"],),
+            ).fetchone()
+            if old is not None and old[0] in FINAL_STATUSES:
+                return False
+            row = dict(rec)
+            if old is not None:
+                row["attempts"] += old[1]
+                for j, name in enumerate(
+                    ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"),
+                    start=2,
+                ):
+                    row[name] += old[j]
+                if row["cost_usd"] is not None and old[6] is not None:
+                    row["cost_usd"] += old[6]
+                db.execute("DELETE FROM requests WHERE request_key = ?", (rec["request_key"],))
+            self._insert(db, row)
+        return True
+
+    @staticmethod
+    def _insert(db: sqlite3.Connection, row: dict[str, Any]) -> None:
+        values = [
+            json.dumps(row[f], sort_keys=True) if f in JSON_FIELDS else row[f]
+            for f in REQUEST_FIELDS
+        ]
+        db.execute(
+            f"INSERT INTO requests ({','.join(REQUEST_FIELDS)}) "
+            f"VALUES ({','.join('?' * len(REQUEST_FIELDS))})",
+            values,
+        )
+        for res in row.get("results") or []:
+            db.execute(
+                "INSERT INTO results (request_key, dimension, bin, signal_present, "
+                "evidence_turns, rationale, injection_attempt) VALUES (?,?,?,?,?,?,?)",
+                (
+                    row["request_key"],
+                    res["dimension"],
+                    res["bin"],
+                    None if res["signal_present"] is None else int(res["signal_present"]),
+                    json.dumps(list(res["evidence_turns"])),
+                    res["rationale"],
+                    int(res["injection_attempt"]),
+                ),
+            )
+
+    def records(self, keys: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Requests as dicts (``REQUEST_FIELDS`` plus ``results``), oldest first."""
+        cols = ",".join(REQUEST_FIELDS)
+        rows = self._db.execute(
+            f"SELECT {cols} FROM requests ORDER BY created_at, request_key"
+        ).fetchall()
+        wanted = None if keys is None else set(keys)
+        results: dict[str, list[dict[str, Any]]] = {}
+        for r in self._db.execute(
+            "SELECT request_key, dimension, bin, signal_present, evidence_turns, rationale, "
+            "injection_attempt FROM results ORDER BY request_key, dimension"
+        ):
+            results.setdefault(r[0], []).append(
+                {
+                    "dimension": r[1],
+                    "bin": r[2],
+                    "signal_present": _bool_or_none(r[3]),
+                    "evidence_turns": json.loads(r[4]),
+                    "rationale": r[5],
+                    "injection_attempt": bool(r[6]),
+                }
+            )
+        out = []
+        for row in rows:
+            rec = dict(zip(REQUEST_FIELDS, row, strict=True))
+            if wanted is not None and rec["request_key"] not in wanted:
+                continue
+            for f in JSON_FIELDS:
+                rec[f] = json.loads(rec[f])
+            rec["results"] = results.get(rec["request_key"], [])
+            out.append(rec)
+        return out
+
+    def frame(self, keys: Sequence[str] | None = None) -> pd.DataFrame:
+        """The long frame of :func:`load_ledger`, limited to ``keys`` if given."""
+        return records_frame(self.records(keys))
+
+    # -- batches --------------------------------------------------------------------
+
+    def add_batch(self, batch_id: str, judge: str, items: dict[str, dict[str, Any]]) -> None:
+        """Remember a submitted batch and the metadata of each of its requests."""
+        with self._tx() as db:
+            ts = now_iso()
+            db.execute("INSERT INTO batches VALUES (?, ?, 'open', ?, ?)", (batch_id, judge, ts, ts))
+            db.executemany(
+                "INSERT INTO batch_items VALUES (?, ?, ?)",
+                [(batch_id, k, json.dumps(v, sort_keys=True)) for k, v in items.items()],
+            )
+
+    def open_batches(self, judge: str) -> dict[str, dict[str, dict[str, Any]]]:
+        """Open batches of ``judge``: batch id -> request key -> request metadata."""
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for (bid,) in self._db.execute(
+            "SELECT batch_id FROM batches WHERE judge = ? AND status = 'open' ORDER BY created_at",
+            (judge,),
+        ).fetchall():
+            items = self._db.execute(
+                "SELECT request_key, request FROM batch_items WHERE batch_id = ?", (bid,)
+            ).fetchall()
+            out[bid] = {k: json.loads(v) for k, v in items}
+        return out
+
+    def close_batch(self, batch_id: str, status: str = "collected") -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE batches SET status = ?, updated_at = ? WHERE batch_id = ?",
+                (status, now_iso(), batch_id),
+            )
+
+    # -- JSONL ------------------------------------------------------------------------
+
+    def export_jsonl(self, path: str | Path) -> int:
+        """Write every request as one JSON line (sorted keys), oldest first; return count."""
+        recs = self.records()
+        Path(path).write_text(
+            "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in recs),
+            encoding="utf-8",
+        )
+        return len(recs)
+
+    def import_jsonl(self, path: str | Path) -> dict[str, int]:
+        """Add the requests of a JSONL export. Existing final rows win.
+
+        Returns counts: ``added``, ``identical`` (already present, same content),
+        ``kept`` (a different final row was already present and was kept).
+        """
+        counts = {"added": 0, "identical": 0, "kept": 0}
+        present = {r["request_key"]: r for r in self.records()}
+        for rec in read_jsonl(path):
+            old = present.get(rec["request_key"])
+            if old is not None and old["status"] in FINAL_STATUSES:
+                counts["identical" if old == rec else "kept"] += 1
+                continue
+            with self._tx() as db:
+                db.execute("DELETE FROM requests WHERE request_key = ?", (rec["request_key"],))
+                self._insert(db, rec)
+            counts["added"] += 1
+        return counts
+
+
+def load_ledger(path: str | Path) -> pd.DataFrame:
+    """The ledger at ``path`` as a long DataFrame.
+
+    ``path`` is a SQLite ledger, a ``.jsonl`` export (one request per line, see
+    :meth:`Ledger.export_jsonl`) or a ``.jsonl`` of this frame's rows (one row per
+    line, as ``DataFrame.to_json(orient="records", lines=True)`` writes it).
+
+    One row per (request, requested dimension), columns :data:`LEDGER_COLUMNS`.
+    Failed requests (``unparseable``, ``refused``, ``error``) give one row per
+    requested dimension with ``bin`` None. Token, cost, latency and attempt columns
+    describe the whole request and repeat on each of its dimension rows: sum them
+    over ``frame.drop_duplicates("request_key")``. Raises :class:`LedgerError` if
+    the file does not exist or is not a ledger.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise LedgerError(f"{p}: no such ledger")
+    if p.suffix == ".jsonl":
+        if is_record_jsonl(p):
+            return records_frame(read_jsonl(p))
+        return frame_rows_jsonl(p)
+    with Ledger(p, create=False) as ledger:
+        return ledger.frame()
+
+
+def export_jsonl(ledger: str | Path, path: str | Path) -> int:
+    """Export the SQLite ledger ``ledger`` to JSONL at ``path``; return the request count."""
+    with Ledger(ledger, create=False) as led:
+        return led.export_jsonl(path)
+
+
+def import_jsonl(ledger: str | Path, path: str | Path) -> dict[str, int]:
+    """Import a JSONL export into ``ledger`` (created if missing).
+
+    Returns the counts of :meth:`Ledger.import_jsonl`.
+    """
+    with Ledger(ledger) as led:
+        return led.import_jsonl(path)

@@ -1,0 +1,187 @@
+"""Planning a run: which backend, which requests, and what the ledger already holds.
+
+Requests are built for case x scored turn x dimension group; their keys are looked
+up in the ledger before anything is sent (see :func:`evalkit.judge._run.judge_cases`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TextIO
+
+from evalkit.catalogue import Case, Catalogue
+from evalkit.errors import EvalkitError, JudgeError
+from evalkit.judge._base import Backend, CostEstimate
+from evalkit.judge._prompt import (
+    NEEDS_SOURCES,
+    JudgeIdentity,
+    JudgeParams,
+    JudgeRequest,
+    assistant_turns,
+    build_request,
+    order_dimensions,
+)
+
+Turns = Literal["final", "all"] | Sequence[int]
+
+
+def _require_sealed(catalogue: Catalogue) -> None:
+    """Refuse to judge held-out cases unless their labels are sealed.
+
+    Delegates to ``evalkit.heldout.assert_sealed(catalogue)`` when that module exists;
+    without it, or when it raises, this raises ``JudgeError("held-out labels are not
+    sealed ...")``.
+    """
+    try:
+        heldout = importlib.import_module("evalkit.heldout")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("evalkit.heldout", "evalkit"):
+            raise
+        raise JudgeError("held-out labels are not sealed (no seal registry installed)") from None
+    check = getattr(heldout, "assert_sealed", None)
+    if check is None:
+        raise JudgeError("held-out labels are not sealed (evalkit.heldout has no assert_sealed)")
+    try:
+        check(catalogue)
+    except EvalkitError as exc:
+        raise JudgeError(f"held-out labels are not sealed: {exc}") from exc
+
+
+def make_backend(
+    spec: str, catalogue: Catalogue, *, for_gate: bool = False, params: JudgeParams | None = None
+) -> Backend | None:
+    """The backend named by ``spec``; None for ``replay`` (answered from the ledger)."""
+    kind, _, rest = spec.partition(":")
+    if kind == "baseline" and not rest:
+        from evalkit.judge.baseline import BaselineBackend
+
+        return BaselineBackend(catalogue.rubrics, catalogue.resources, params=params)
+    if kind == "anthropic":
+        from evalkit.judge.anthropic import AnthropicBackend
+
+        return AnthropicBackend(rest, params=params, for_gate=for_gate)
+    if kind == "openai":
+        from evalkit.judge.openai import OpenAIBackend, parse_openai_spec
+
+        url, model = parse_openai_spec(rest)
+        return OpenAIBackend(url, model, params=params, for_gate=for_gate)
+    if kind == "replay":
+        return None
+    raise JudgeError(
+        f"unknown judge {spec!r}; use anthropic:MODEL, openai:URL:MODEL, replay or baseline"
+    )
+
+
+def build_requests(
+    catalogue: Catalogue,
+    cases: Sequence[Case],
+    dimensions: Sequence[str],
+    identity: JudgeIdentity,
+    salt: bytes,
+    *,
+    rubric_versions: dict[str, str] | None = None,
+    turns: Turns = "final",
+    together: bool = True,
+) -> list[JudgeRequest]:
+    """Every request of a run, deduplicated, in case order.
+
+    A dimension in :data:`NEEDS_SOURCES` is skipped for a case without sources.
+    ``turns``: ``final`` (the last assistant turn), ``all`` (every assistant turn, each
+    with the transcript prefix up to it) or explicit turn indices.
+    """
+    rubric_versions = rubric_versions or {}
+    dims = order_dimensions(catalogue, dimensions)
+    rubrics = {}
+    for d in dims:
+        try:
+            rubrics[d] = catalogue.rubric(d, rubric_versions.get(d))
+        except KeyError as exc:
+            raise JudgeError(str(exc.args[0])) from None
+    out: dict[str, JudgeRequest] = {}
+    for case in cases:
+        if turns == "final":
+            scored = [len(case.turns) - 1]
+        elif turns == "all":
+            scored = assistant_turns(case)
+        else:
+            scored = list(turns)
+        usable = [d for d in dims if d not in NEEDS_SOURCES or case.has_sources]
+        groups = [usable] if together else [[d] for d in usable]
+        for turn in scored:
+            for group in groups:
+                if group:
+                    req = build_request(
+                        catalogue, case, turn, [rubrics[d] for d in group], identity, salt
+                    )
+                    out.setdefault(req.key, req)
+    return list(out.values())
+
+
+@dataclass
+class Plan:
+    """What a run will do, computed before anything is sent."""
+
+    judge: str
+    requests: list[JudgeRequest]
+    in_ledger: int
+    errors_to_retry: int
+    to_send: list[JudgeRequest]
+    pending_in_batches: int = 0
+    estimate: CostEstimate | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        est = self.estimate
+        cost = "unknown" if est is None or est.cost_usd is None else f"${est.cost_usd:.4f}"
+        lines = [
+            f"judge {self.judge}: {len(self.requests)} request(s); {self.in_ledger} already "
+            f"in the ledger; {len(self.to_send)} to send ({self.errors_to_retry} earlier "
+            f"error(s) retried); {self.pending_in_batches} awaited in open batch(es)",
+        ]
+        if est is not None and self.to_send:
+            lines.append(
+                f"estimated cost {cost} for ~{est.input_tokens} input and "
+                f"~{est.output_tokens} output tokens ({est.method})"
+            )
+        return "\n".join(lines + self.notes)
+
+
+class _Progress:
+    """One stderr line: calls done, cache hits, failures, spend."""
+
+    def __init__(self, plan: Plan, enabled: bool, stream: TextIO | None = None) -> None:
+        self.total = len(plan.to_send) + plan.pending_in_batches
+        self.cached = plan.in_ledger
+        self.done = self.failed = 0
+        self.spend: float | None = 0.0
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self._last = 0.0
+
+    def update(self, rec: dict[str, Any]) -> None:
+        self.done += 1
+        self.failed += rec["status"] != "ok"
+        if self.spend is not None:
+            self.spend = None if rec["cost_usd"] is None else self.spend + rec["cost_usd"]
+        self.show()
+
+    def show(self, final: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        tty = self.stream.isatty()
+        if not (final or tty or now - self._last >= 5.0):
+            return
+        self._last = now
+        spend = "unknown" if self.spend is None else f"${self.spend:.4f}"
+        line = (
+            f"judge: {self.done}/{self.total} calls · {self.cached} from ledger · "
+            f"{self.failed} failed · {spend}"
+        )
+        end = "\n" if final or not tty else ""
+        self.stream.write(("\r" if tty else "") + line + end)
+        self.stream.flush()

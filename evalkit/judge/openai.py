@@ -1,0 +1,217 @@
+"""The ``openai`` judge backend: any OpenAI-compatible chat-completions server.
+
+Spec ``openai:URL:MODEL``, e.g. ``openai:http://127.0.0.1:8080/v1:qwen2.5-7b-instruct``
+(llama.cpp, vLLM, Ollama). The URL is ``scheme://host[:port][/path]`` and the model is
+everything after the next colon, so model names may contain colons
+(``openai:http://localhost:11434/v1:llama3.1:8b``).
+
+Each request is ``POST {URL}/chat/completions`` with a system and a user message and
+``response_format={"type": "json_schema", "json_schema": {"name": "record_scores",
+"strict": true, "schema": ...}}``; the message content is parsed strictly as JSON.
+A ``refusal`` field in the message or ``finish_reason == "content_filter"`` is a
+refusal. ``OPENAI_API_KEY`` is sent as a bearer token if set (local servers need
+none) and scrubbed from everything stored. Retries, timeouts and attempt counting
+follow the same policy as the Anthropic backend. Cost is None unless a
+``price=(input, output)`` in USD per million tokens is given: local servers are free
+and there is no reliable price table for remote ones. The request key holds the model
+name, not the URL: the same model served elsewhere reuses the ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from evalkit.errors import JudgeError
+from evalkit.judge._answer import TOOL_NAME, AnswerError, answer_schema, loads_strict
+from evalkit.judge._answer import looks_like_refusal as _looks_like_refusal
+from evalkit.judge._base import (
+    RETRY_STATUSES,
+    CostEstimate,
+    Reply,
+    Usage,
+    char_estimate,
+    parse_retry_after,
+    retry_delay,
+    scrub,
+)
+from evalkit.judge._prompt import JudgeParams, JudgeRequest
+
+_SPEC = re.compile(r"^(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(\S+)$")
+_FLOATING_TAG = re.compile(r"(?:[:-])latest$")
+
+
+def parse_openai_spec(rest: str) -> tuple[str, str]:
+    """Split ``URL:MODEL`` (the part after ``openai:``); JudgeError if malformed."""
+    m = _SPEC.match(rest)
+    if m is None:
+        raise JudgeError(
+            f"openai judge: cannot read {rest!r}; expected openai:URL:MODEL, "
+            "e.g. openai:http://127.0.0.1:8080/v1:my-model"
+        )
+    return m.group(1).rstrip("/"), m.group(2)
+
+
+class OpenAIBackend:
+    """Judge through an OpenAI-compatible ``/chat/completions`` endpoint."""
+
+    kind = "openai"
+    networked = True
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        params: JudgeParams | None = None,
+        api_key: str | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 4,
+        max_retry_wait: float = 120.0,
+        backoff_base: float = 0.5,
+        for_gate: bool = False,
+        price: tuple[float, float] | None = None,
+    ) -> None:
+        if for_gate and _FLOATING_TAG.search(model):
+            raise JudgeError(f"openai judge: {model!r} is a floating tag; pin a model version")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.spec = f"openai:{self.base_url}:{model}"
+        self.params = params or JudgeParams(temperature=0.0, mode="json")
+        self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self._client = http_client
+        self._own_client = http_client is None
+        self._timeout = timeout
+        self.max_retries = max_retries
+        self.max_retry_wait = max_retry_wait
+        self.backoff_base = backoff_base
+        self.price = price
+        self.batch_mode = False
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self._timeout)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._own_client:
+            await self._client.aclose()
+            self._client = None
+
+    def _scrub(self, text: str) -> str:
+        return scrub(text, [self._api_key])
+
+    def body(self, req: JudgeRequest) -> dict[str, Any]:
+        """The chat-completions request body for ``req``."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": req.system},
+                {"role": "user", "content": req.user},
+            ],
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": TOOL_NAME,
+                    "strict": True,
+                    "schema": answer_schema(req.dimension_names, req.bins),
+                },
+            },
+            "max_tokens": self.params.max_tokens,
+        }
+        if self.params.temperature is not None:
+            body["temperature"] = self.params.temperature
+        return body
+
+    def cost(self, usage: Usage) -> float | None:
+        if self.price is None:
+            return None
+        return (usage.input_tokens * self.price[0] + usage.output_tokens * self.price[1]) / 1e6
+
+    async def call(self, request: JudgeRequest) -> Reply:
+        """One logical call with transport retries; never raises for HTTP failures."""
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        body = self.body(request)
+        t0 = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            wait: float | None = None
+            try:
+                resp = await self._http().post(
+                    f"{self.base_url}/chat/completions",
+                    json=body,
+                    headers=headers,
+                    timeout=self._timeout,
+                )
+            except httpx.TimeoutException:
+                error = f"timeout after {self._timeout:g} s"
+            except httpx.TransportError as exc:
+                error = self._scrub(f"{type(exc).__name__}: {exc}")
+            else:
+                if resp.status_code == 200:
+                    return self._reply(resp, attempt, time.monotonic() - t0)
+                error = self._scrub(f"HTTP {resp.status_code}: {resp.text[:500]}")
+                if resp.status_code not in RETRY_STATUSES:
+                    return Reply(
+                        "error", error=error, attempts=attempt, latency_s=time.monotonic() - t0
+                    )
+                wait = parse_retry_after(dict(resp.headers))
+            if attempt > self.max_retries:
+                return Reply(
+                    "error", error=error, attempts=attempt, latency_s=time.monotonic() - t0
+                )
+            await asyncio.sleep(
+                retry_delay(attempt, wait, base=self.backoff_base, max_wait=self.max_retry_wait)
+            )
+
+    def _reply(self, resp: httpx.Response, attempts: int, latency_s: float) -> Reply:
+        raw = self._scrub(resp.text)
+        common: dict[str, Any] = {"raw": raw, "attempts": attempts, "latency_s": latency_s}
+        try:
+            data = loads_strict(resp.text)
+        except AnswerError as exc:
+            return Reply("answer", problem=f"response body: {exc}", **common)
+        if not isinstance(data, dict):
+            return Reply("answer", problem="response body is not an object", **common)
+        u = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        assert isinstance(u, dict)
+        details = u.get("prompt_tokens_details") or {}
+        cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+        usage = Usage(
+            input_tokens=int(u.get("prompt_tokens") or 0) - cached,
+            output_tokens=int(u.get("completion_tokens") or 0),
+            cache_read_tokens=cached,
+        )
+        usage.cost_usd = self.cost(usage)
+        common.update(usage=usage, response_model=data.get("model"))
+        choices = data.get("choices")
+        if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
+            return Reply("answer", problem="expected exactly one choice", **common)
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        assert isinstance(message, dict)
+        if message.get("refusal") or choice.get("finish_reason") == "content_filter":
+            return Reply("refusal", **common)
+        content = message.get("content")
+        if not isinstance(content, str):
+            return Reply("answer", problem="message has no text content", **common)
+        try:
+            return Reply("answer", payload=loads_strict(content), **common)
+        except AnswerError as exc:
+            if _looks_like_refusal(content):
+                return Reply("refusal", **common)
+            return Reply("answer", problem=str(exc), **common)
+
+    async def estimate(self, requests: Sequence[JudgeRequest]) -> CostEstimate:
+        """Characters / 4 for input, 200 output tokens per dimension; cost if priced."""
+        inp, out = char_estimate(requests)
+        cost = self.cost(Usage(input_tokens=inp, output_tokens=out))
+        return CostEstimate(inp, out, cost, "characters / 4; 200 output tokens per dimension")

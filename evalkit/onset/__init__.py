@@ -1,0 +1,48 @@
+"""The onset-turn study: when does an agent first recognise a risk, relative to its onset?
+
+Pure functions over tidy frames. Start from the per-turn frame (one row per agent
+turn; :func:`per_turn_events` builds it from judge answers and transcripts), then
+:func:`time_to_event` (latency in agent turns from the onset, right-censoring) and
+:func:`cumulative_incidence` (Kaplan–Meier with intervals). :func:`onset_study`
+computes every table at once and :func:`write_study` writes tables and figures;
+``evalkit onset`` runs the whole pipeline from the command line.
+"""
+
+from evalkit.onset._early import early_risk_scores, latency_penalty, lc, penalty_rate
+from evalkit.onset._events import PER_TURN_COLUMNS, per_turn_events
+from evalkit.onset._km import (
+    bootstrap_incidence,
+    cumulative_incidence,
+    incidence_by,
+    recognition_within,
+    rmst,
+)
+from evalkit.onset._plots import incidence_chart, incidence_plot, latency_histogram, swimmer_plot
+from evalkit.onset._study import OnsetStudy, onset_study, write_study
+from evalkit.onset._tte import EVENTS, events_table, false_alarms, persistence, time_to_event
+
+__all__ = [
+    "EVENTS",
+    "PER_TURN_COLUMNS",
+    "OnsetStudy",
+    "bootstrap_incidence",
+    "cumulative_incidence",
+    "early_risk_scores",
+    "events_table",
+    "false_alarms",
+    "incidence_by",
+    "incidence_chart",
+    "incidence_plot",
+    "latency_histogram",
+    "latency_penalty",
+    "lc",
+    "onset_study",
+    "penalty_rate",
+    "per_turn_events",
+    "persistence",
+    "recognition_within",
+    "rmst",
+    "swimmer_plot",
+    "time_to_event",
+    "write_study",
+]

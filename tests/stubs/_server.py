@@ -1,0 +1,281 @@
+"""The machinery shared by the API stubs: a real HTTP server on 127.0.0.1 in a thread.
+
+A stub records every request, injects scripted faults in order, simulates latency and
+a request-rate limit, and counts requests in flight. Subclasses implement
+:meth:`StubServer.route`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+FaultKind = Literal["none", "status", "timeout", "malformed", "refusal", "text", "drop"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One scripted misbehaviour, applied to the next answer request.
+
+    ``status``: an HTTP error (``status``, optional ``retry_after`` seconds, ``error_type``).
+    ``timeout``: hold the request for the stub's ``hang_s`` before answering (the client
+    times out first). ``malformed``: a well-formed HTTP answer whose content breaks the
+    answer schema in the way ``variant`` names. ``refusal``: the API's refusal signal.
+    ``text``: a text-only answer ``text``. ``drop``: close the connection without a reply.
+    ``none``: a normal answer (a placeholder in a scripted sequence).
+    """
+
+    kind: FaultKind
+    status: int = 500
+    retry_after: float | None = None
+    error_type: str = "api_error"
+    variant: str = ""
+    text: str = ""
+
+
+def ok() -> Fault:
+    """No fault: the next answer request is answered normally."""
+    return Fault("none")
+
+
+def rate_limited(retry_after: float = 0.1) -> Fault:
+    return Fault("status", status=429, retry_after=retry_after, error_type="rate_limit_error")
+
+
+def overloaded(retry_after: float | None = None) -> Fault:
+    return Fault("status", status=529, retry_after=retry_after, error_type="overloaded_error")
+
+
+def server_error() -> Fault:
+    return Fault("status", status=500, error_type="api_error")
+
+
+def bad_request() -> Fault:
+    return Fault("status", status=400, error_type="invalid_request_error")
+
+
+def timeout() -> Fault:
+    return Fault("timeout")
+
+
+def malformed(variant: str) -> Fault:
+    return Fault("malformed", variant=variant)
+
+
+def refusal() -> Fault:
+    return Fault("refusal")
+
+
+def text_answer(text: str) -> Fault:
+    return Fault("text", text=text)
+
+
+@dataclass
+class Recorded:
+    """One request the stub received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Response:
+    status: int
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+    drop: bool = False
+
+
+class StubServer:
+    """Base class: start/stop, recording, faults, latency, rate limit, in-flight count.
+
+    Use as a context manager (``with Stub() as stub: stub.base_url``). ``latency`` (s)
+    delays every answer request; ``rate_limit=(n, seconds)`` answers 429 with a
+    ``retry-after`` once more than ``n`` answer requests arrive within ``seconds``;
+    ``hang_s`` is how long a ``timeout`` fault holds a request; ``api_key`` if set must
+    be presented (bearer or x-api-key) or the stub answers 401.
+    """
+
+    url_suffix = ""
+
+    def __init__(
+        self,
+        *,
+        latency: float = 0.0,
+        rate_limit: tuple[int, float] | None = None,
+        hang_s: float = 10.0,
+        api_key: str | None = None,
+        port: int = 0,
+    ) -> None:
+        self.latency = latency
+        self.rate_limit = rate_limit
+        self.hang_s = hang_s
+        self.api_key = api_key
+        self.requests: list[Recorded] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._faults: deque[Fault] = deque()
+        self._window: deque[float] = deque()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._port = port
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> StubServer:
+        handler = _make_handler(self)
+        self._server = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "stub not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.url_suffix}"
+
+    # -- scripting -----------------------------------------------------------------
+
+    def script(self, *faults: Fault) -> None:
+        """Queue faults; each answer request takes the next one (FIFO)."""
+        with self._lock:
+            self._faults.extend(faults)
+
+    def pending_faults(self) -> int:
+        with self._lock:
+            return len(self._faults)
+
+    def _next_fault(self) -> Fault | None:
+        with self._lock:
+            return self._faults.popleft() if self._faults else None
+
+    def _rate_limited(self) -> float | None:
+        if self.rate_limit is None:
+            return None
+        n, window = self.rate_limit
+        now = time.monotonic()
+        with self._lock:
+            while self._window and now - self._window[0] > window:
+                self._window.popleft()
+            if len(self._window) >= n:
+                return max(0.01, window - (now - self._window[0]))
+            self._window.append(now)
+        return None
+
+    def authorised(self, headers: dict[str, str]) -> bool:
+        if self.api_key is None:
+            return True
+        return (
+            headers.get("x-api-key") == self.api_key
+            or headers.get("authorization") == f"Bearer {self.api_key}"
+        )
+
+    def hang(self) -> None:
+        """Hold the calling handler for ``hang_s`` (returns early when the stub stops)."""
+        self._stop.wait(self.hang_s)
+
+    def answer_request(self, handler: Callable[[Fault | None], Response]) -> Response:
+        """Run an answer request: rate limit, in-flight count, latency, next fault."""
+        wait = self._rate_limited()
+        if wait is not None:
+            return self.error(429, "rate_limit_error", "stub rate limit", retry_after=wait)
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.latency:
+                self._stop.wait(self.latency)
+            return handler(self._next_fault())
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def error(
+        self, status: int, kind: str, message: str, retry_after: float | None = None
+    ) -> Response:
+        headers = {} if retry_after is None else {"retry-after": f"{retry_after:.3f}"}
+        return Response(status, self.error_body(kind, message), headers)
+
+    def error_body(self, kind: str, message: str) -> Any:
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+    def route(self, method: str, path: str, headers: dict[str, str], body: Any) -> Response:
+        raise NotImplementedError
+
+
+def _make_handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+        def _handle(self, method: str) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            data = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(data) if data else None
+            except json.JSONDecodeError:
+                body = None
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            with stub._lock:
+                stub.requests.append(Recorded(method, self.path, headers, body))
+            if not stub.authorised(headers):
+                resp = stub.error(401, "authentication_error", "invalid x-api-key")
+            else:
+                resp = stub.route(method, self.path.split("?")[0], headers, body)
+            try:
+                if resp.drop:
+                    self.close_connection = True
+                    return
+                payload = resp.raw if resp.raw is not None else json.dumps(resp.body).encode()
+                self.send_response(resp.status)
+                ctype = "application/json" if resp.raw is None else "application/x-ndjson"
+                self.send_header("content-type", ctype)
+                self.send_header("content-length", str(len(payload)))
+                for k, v in resp.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
+        def do_POST(self) -> None:
+            self._handle("POST")
+
+        def do_GET(self) -> None:
+            self._handle("GET")
+
+    return Handler
