@@ -8,8 +8,10 @@ Rules and where they are decided:
   regression on ideation (ADR-0002); unusable judge answers above the frozen share;
   scored cases without labels or labelled cases without a judge answer; ledger rows
   produced under other framing, rubric or constants hashes.
-- FAIL below threshold carries the kappa-paradox diagnostics and, when the maximum
-  attainable kappa is under the threshold, the rebalancing advice (ADR-0004).
+- FAIL below threshold carries the kappa-paradox diagnostics. When the human marginal
+  is skewed (a bin under half an even share) it also carries the rebalancing advice
+  (ADR-0004); when the human marginal is balanced and kappa_max is still under the
+  threshold, it says the judge's marginal is at fault, not the corpus.
 - Diagnostic and injection-canary cases never enter kappa; they are reported apart.
 """
 
@@ -72,6 +74,22 @@ def _recall_check(rows: pd.DataFrame, constants: FrozenConstants) -> dict[str, A
         "miss_rate_upper_95": miss_rate_upper_bound(len(missed), n),
         "rule_of_three_upper_95": (3.0 / n) if n else None,
     }
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def thin_bins(human: Sequence[str], bins: Sequence[str]) -> list[str]:
+    """Bins holding under half an even share (``0.5 / q``) of the human labels.
+
+    A thin bin is what makes the human marginal skewed: the condition under which the
+    kappa paradox can hold kappa down although raw agreement is high (ADR-0004).
+    """
+    if not human:
+        return []
+    n, q = len(human), len(bins)
+    return [b for b in bins if sum(1 for h in human if h == b) / n < 0.5 / q]
 
 
 def _expected_hashes(source: Catalogue | FrozenConstants) -> dict[str, Any]:
@@ -233,21 +251,36 @@ def _evaluate_dimension(
             "adr-0005",
         )
     elif kappa.value < rule.threshold:
-        k_max = diag_dict.get("kappa_max")
-        paradox = ""
-        if diag_dict.get("flags", {}).get("gate_unreachable"):
-            paradox = (
-                f"; kappa_max {k_max:.3f} is below the threshold, so no judge could pass "
-                "with these marginals: rebalance the corpus, never the constants"
-            )
-            advice = rebalancing_advice(gated, bins, rule.threshold)
         add(
             "below_threshold",
             "fail",
             f"kappa {kappa.value:.3f} < {rule.threshold:.2f} (p_o {kappa.p_observed:.3f}, "
-            f"p_e {kappa.p_expected:.3f}){paradox}",
-            "adr-0004" if paradox else "adr-0003",
+            f"p_e {kappa.p_expected:.3f})",
+            "adr-0003",
         )
+        thin = thin_bins(human, bins)
+        k_max = diag_dict.get("kappa_max")
+        if thin:
+            add(
+                "skewed_marginal",
+                "note",
+                f"the human marginal is skewed (bins {', '.join(thin)} hold under half an even "
+                f"share; kappa_max {_fmt(k_max)} with these marginals): a kappa paradox may "
+                "be at work; the sanctioned response is to rebalance the corpus, never the "
+                "constants",
+                "adr-0004",
+            )
+            advice = rebalancing_advice(gated, bins, rule.threshold)
+        elif diag_dict.get("flags", {}).get("gate_unreachable"):
+            add(
+                "judge_marginal",
+                "note",
+                f"the human marginal is balanced but kappa_max is {_fmt(k_max)}: the judge's "
+                "marginal departs from the humans', so no judge answering with these "
+                "proportions could pass; the fault lies with the judge or the rubric, not "
+                "the corpus",
+                "adr-0004",
+            )
     else:
         add(
             "threshold_met",
