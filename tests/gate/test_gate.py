@@ -341,3 +341,27 @@ def test_breakdown_by_locale_and_stratum(world: tuple[Catalogue, pd.DataFrame]) 
     ].iloc[0]
     assert benign["n"] == 16 and bool(benign["descriptive"]) is True
     assert benign["status"] == "both_raters_constant"
+
+
+def test_balanced_humans_and_a_lopsided_judge_blame_the_judge(
+    world: tuple[Catalogue, pd.DataFrame],
+) -> None:
+    cat, ledger = world
+    ledger = ledger.copy()
+    faith = ledger["dimension"] == "faithfulness"
+    keep = ledger["case_id"].str.endswith(("-0", "-1"))  # 16 of 80 keep their true bin
+    ledger.loc[faith & ~keep, "bin"] = "low"
+    verdict = evaluate(ledger, cat.labels, cat)
+    reasons = codes(verdict, "faithfulness")
+    assert "judge_marginal" in reasons and "skewed_marginal" not in reasons
+    assert verdict.dimensions["faithfulness"].advice == []
+
+
+def test_skewed_humans_get_rebalancing_advice(world: tuple[Catalogue, pd.DataFrame]) -> None:
+    cat, ledger = world
+    ledger = _set(ledger, "escalation", lambda f: f["bin"] != "low", bin="low")
+    ledger = _set(ledger, "escalation", lambda f: f["case_id"].str.endswith("-0-2"), bin="high")
+    verdict = evaluate(ledger, cat.labels, cat)
+    esc = verdict.dimensions["escalation"]
+    assert "skewed_marginal" in codes(verdict, "escalation")
+    assert esc.advice and {row["locale"] for row in esc.advice} <= {"en-US", "en-GB"}
