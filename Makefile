@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 CATALOGUE ?= catalogues
 
-.PHONY: all setup study test lint typecheck unit bench lock lab clean
+.PHONY: all setup study test lint typecheck unit browser bench lock lab clean
 
 all: test
 
@@ -32,7 +32,7 @@ setup: $(STAMP)
 ## The main job: offline studies on the shipped catalogue, ending in reports/.
 study: setup
 	$(BIN)/evalkit catalogue check $(CATALOGUE)
-	$(BIN)/evalkit judge --judge baseline --split calibration --ledger ledgers/baseline.sqlite --yes
+	$(BIN)/evalkit study --catalogue $(CATALOGUE) --judge baseline --out reports --ledger-dir ledgers
 
 ## The whole suite: lint, types, tests.
 test: setup lint typecheck unit
@@ -44,8 +44,15 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-unit: setup
+unit: setup browser
 	$(BIN)/pytest -q -n 2
+
+## Headless Chromium for the report tests (Debian's package; skipped when it cannot be installed).
+browser:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" != "0" ]; then echo "browser: /usr/bin/chromium missing and not root: not installing (report browser tests will skip)"; \
+	elif ! command -v apt-get >/dev/null 2>&1; then echo "browser: /usr/bin/chromium missing and no apt-get: not installing (report browser tests will skip)"; \
+	else apt-get update -qq && apt-get install -y -qq chromium >/dev/null || echo "browser: apt-get install chromium failed (report browser tests will skip)"; fi
 
 bench: setup
 	$(BIN)/python benchmarks/bench_agreement.py

@@ -1,0 +1,62 @@
+"""``evalkit study``: execute the study notebooks and render ``reports/`` offline."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    study = subparsers.add_parser(
+        "study",
+        help="execute the study notebooks and render them to offline HTML reports",
+        description="Execute the four study notebooks (papermill, one after another) and "
+        "write one HTML page per study without code cells, the ADRs they cite, and "
+        "index.html. Keys for live judges are read from the environment only.",
+    )
+    study.add_argument("--catalogue", default="catalogues", help="catalogue folder")
+    study.add_argument(
+        "--judge",
+        default="baseline",
+        help="judge spec: baseline (default, offline), replay[:JUDGE], anthropic:MODEL, "
+        "openai:URL:MODEL",
+    )
+    study.add_argument("--out", default="reports", help="output folder (default: reports)")
+    study.add_argument("--ledger-dir", default="ledgers", help="folder of judge ledgers")
+    study.add_argument(
+        "--ledger", help="ledger path (default: <ledger-dir>/<judge>.sqlite); replay reads it"
+    )
+    study.add_argument("--seed", type=int, default=0, help="seed of bootstraps and simulations")
+    study.add_argument("--notebooks", help="folder of the study notebooks (default: notebooks)")
+    study.add_argument("--adr-dir", help="folder of the ADRs (default: docs/adr)")
+    study.add_argument(
+        "--only", action="append", metavar="STUDY", help="run only this study (repeatable)"
+    )
+    study.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalkit.report._run import run_studies
+
+    try:
+        summary = run_studies(
+            catalogue=args.catalogue,
+            judge=args.judge,
+            out=args.out,
+            ledger_dir=args.ledger_dir,
+            ledger=args.ledger,
+            seed=args.seed,
+            notebooks=args.notebooks,
+            adr_dir=args.adr_dir,
+            studies=args.only,
+        )
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"evalkit study: {exc}", file=sys.stderr)
+        return 2
+    failed = [r.study.name for r in summary.results if not r.ok]
+    print(f"wrote {summary.index} ({len(summary.results)} studies, {len(summary.adrs)} ADRs)")
+    if failed:
+        print(f"evalkit study: failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0

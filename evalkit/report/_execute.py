@@ -1,0 +1,124 @@
+"""Execute a study notebook: jupytext ``py:percent`` source → temporary ``.ipynb`` →
+papermill, called in this process (the kernel itself is papermill's subprocess).
+
+papermill, jupytext and jupyter_client are imported when used: the notebooks import
+:mod:`evalkit.report` for its displays and need none of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from evalkit.report._secrets import check_parameters
+
+KERNEL_NAME = "python3"
+_KERNELSPEC = {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"}
+
+
+def _kernel_manager(log: Any) -> type:
+    """A kernel manager whose kernel writes its own stderr (transport warnings, shutdown
+    noise) to ``log`` rather than to the terminal; cell outputs are unaffected."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class QuietKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            kw["stderr"] = log
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    return QuietKernelManager
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Outcome of one notebook run: the executed notebook, time taken, and any error."""
+
+    notebook: nbformat.NotebookNode
+    path: Path
+    seconds: float
+    error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def read_source(path: str | Path) -> nbformat.NotebookNode:
+    """Read a ``py:percent`` notebook (or an ``.ipynb``) into a notebook node.
+
+    Raises ``ValueError`` if it has no cell tagged ``parameters``.
+    """
+    import jupytext
+
+    path = Path(path)
+    nb = (
+        nbformat.read(path, as_version=4)
+        if path.suffix == ".ipynb"
+        else jupytext.read(path, fmt="py:percent")
+    )
+    tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if not tagged:
+        raise ValueError(
+            f"{path}: no cell tagged 'parameters' (write `# %% tags=[\"parameters\"]`)"
+        )
+    nb.metadata["kernelspec"] = dict(_KERNELSPEC)
+    nb.metadata.setdefault("language_info", {"name": "python"})
+    return nb
+
+
+def execute_study(
+    source: str | Path,
+    workdir: str | Path,
+    parameters: Mapping[str, Any],
+    *,
+    cwd: str | Path | None = None,
+    timeout: int = 900,
+) -> Execution:
+    """Run ``source`` with ``parameters`` through papermill; never raises on cell errors.
+
+    The input and executed notebooks are written to ``workdir`` (a temporary folder:
+    executed notebooks are not kept). Parameters are checked for secrets first
+    (:func:`evalkit.report._secrets.check_parameters`); that check does raise.
+    """
+    import papermill
+
+    check_parameters(parameters)
+    source = Path(source)
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    nb = read_source(source)
+    stem = source.stem
+    input_path = workdir / f"{stem}.input.ipynb"
+    output_path = workdir / f"{stem}.ipynb"
+    nbformat.write(nb, input_path)
+    kernel_log = workdir / f"{stem}.kernel.log"
+    start = time.perf_counter()
+    error: str | None = None
+    logging.getLogger("papermill").setLevel(logging.ERROR)
+    with kernel_log.open("wb") as log:
+        try:
+            papermill.execute_notebook(
+                str(input_path),
+                str(output_path),
+                parameters=dict(parameters),
+                kernel_name=KERNEL_NAME,
+                cwd=str(cwd) if cwd is not None else None,
+                progress_bar=False,
+                log_output=False,
+                execution_timeout=timeout,
+                kernel_manager_class=_kernel_manager(log),
+            )
+        except papermill.PapermillExecutionError as exc:
+            error = f"{exc.ename}: {exc.evalue}"
+        except Exception as exc:  # kernel died, timeout…: the study failed, the run goes on
+            tail = kernel_log.read_text(encoding="utf-8", errors="replace")[-1500:].strip()
+            error = f"{type(exc).__name__}: {exc}" + (f"\nkernel log:\n{tail}" if tail else "")
+    seconds = time.perf_counter() - start
+    executed = nbformat.read(output_path, as_version=4) if output_path.exists() else nb
+    return Execution(executed, output_path, seconds, error)

@@ -1,0 +1,328 @@
+"""Escaped HTML fragments for report outputs: headings, prose, tables, callouts, transcripts.
+
+Every helper escapes the text it is given; only :class:`Html` values pass through as
+markup. Conversation text, case ids, rationales and any other catalogue or judge text
+therefore always render as text, whatever markup or script they contain.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+Formatter = Callable[[Any], str]
+
+
+class Html:
+    """A fragment of trusted HTML, displayed as ``text/html`` by Jupyter.
+
+    Build it with the helpers of this module, which escape their text arguments;
+    ``Html("…")`` with a literal is for fixed markup only.
+    """
+
+    __slots__ = ("html", "text")
+
+    def __init__(self, markup: str, text: str = "") -> None:
+        self.html = markup
+        self.text = text
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return self.text or "(HTML fragment: open the rendered report)"
+
+    def __str__(self) -> str:
+        return self.html
+
+    def __add__(self, other: Html) -> Html:
+        return Html(self.html + other.html, " ".join(t for t in (self.text, other.text) if t))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Html) and other.html == self.html
+
+    def __hash__(self) -> int:
+        return hash(self.html)
+
+
+def esc(value: Any) -> str:
+    """``value`` as escaped HTML text (quotes included, so it is safe in attributes)."""
+    return html.escape(str(value), quote=True)
+
+
+def is_missing(value: Any) -> bool:
+    """True for None, pandas NA/NaT and float NaN."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    try:
+        return bool(pd.isna(value)) if not isinstance(value, list | tuple | dict) else False
+    except (TypeError, ValueError):
+        return False
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """A value as short plain text: ``—`` when missing, floats to ``digits`` decimals."""
+    if is_missing(value):
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) >= 1000:
+            return f"{value:.0f}"
+        return f"{value:.{digits}f}"
+    kind = getattr(getattr(value, "dtype", None), "kind", "")
+    if kind in ("i", "u"):
+        return str(int(value))
+    if kind == "f":
+        return fmt(float(value), digits)
+    if kind == "b":
+        return fmt(bool(value), digits)
+    return str(value)
+
+
+def pct(value: Any, digits: int = 1) -> str:
+    """A proportion as a percentage, ``—`` when missing."""
+    if is_missing(value):
+        return "—"
+    return f"{100.0 * float(value):.{digits}f}%"
+
+
+def interval(low: Any, high: Any, digits: int = 3) -> str:
+    """``[low, high]``, or ``—`` when either end is missing."""
+    if is_missing(low) or is_missing(high):
+        return "—"
+    return f"[{float(low):.{digits}f}, {float(high):.{digits}f}]"
+
+
+def _part(part: Any) -> str:
+    if isinstance(part, Html):
+        return part.html
+    if part is None:
+        return ""
+    return esc(part)
+
+
+def join(*parts: Any, sep: str = "") -> Html:
+    """Concatenate parts: :class:`Html` as is, anything else escaped."""
+    return Html(esc(sep).join(_part(p) for p in parts))
+
+
+def heading(text: str, level: int = 2, anchor: str | None = None) -> Html:
+    """A heading (``<h2>`` by default) with an optional anchor id."""
+    level = min(max(level, 1), 6)
+    ident = f' id="{esc(slug(anchor))}"' if anchor else ""
+    return Html(f"<h{level}{ident}>{esc(text)}</h{level}>", text)
+
+
+def paragraph(*parts: Any, css: str | None = None) -> Html:
+    """A paragraph of escaped text and :class:`Html` parts."""
+    cls = f' class="{esc(css)}"' if css else ""
+    return Html(f"<p{cls}>{join(*parts).html}</p>")
+
+
+def strong(text: Any) -> Html:
+    return Html(f"<strong>{_part(text)}</strong>")
+
+
+def code(text: Any) -> Html:
+    return Html(f"<code>{esc(text)}</code>")
+
+
+def link(href: str, text: Any, title: str | None = None) -> Html:
+    """A link; ``href`` must be relative or an in-page anchor (reports stay offline)."""
+    if re.match(r"^\s*([a-z][a-z0-9+.-]*:|//)", href, re.IGNORECASE):
+        raise ValueError(f"report links must be relative, got {href!r}")
+    tip = f' title="{esc(title)}"' if title else ""
+    return Html(f'<a href="{esc(href)}"{tip}>{_part(text)}</a>')
+
+
+def bullets(items: Iterable[Any], css: str | None = None) -> Html:
+    """An unordered list."""
+    cls = f' class="{esc(css)}"' if css else ""
+    body = "".join(f"<li>{_part(item)}</li>" for item in items)
+    return Html(f"<ul{cls}>{body}</ul>")
+
+
+def badge(verdict: str) -> Html:
+    """A coloured PASS / FAIL (or any short status) badge."""
+    kind = {"PASS": "pass", "FAIL": "fail"}.get(str(verdict).upper(), "neutral")
+    return Html(f'<span class="ek-badge ek-{kind}">{esc(verdict)}</span>', str(verdict))
+
+
+def callout(title: str, *body: Any, kind: str = "info") -> Html:
+    """A boxed note. ``kind``: info, warning, refusal, pass or fail."""
+    if kind not in ("info", "warning", "refusal", "pass", "fail"):
+        raise ValueError(f"unknown callout kind {kind!r}")
+    inner = "".join(
+        b.html if isinstance(b, Html) else f"<p>{esc(b)}</p>" for b in body if b is not None
+    )
+    return Html(
+        f'<div class="ek-callout ek-{kind}" role="note"><p class="ek-callout-title">'
+        f"{esc(title)}</p>{inner}</div>",
+        title,
+    )
+
+
+def slug(text: str) -> str:
+    """An id-safe slug of ``text``."""
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-") or "section"
+
+
+def key_values(items: Mapping[str, Any], caption: str | None = None) -> Html:
+    """A two-column table of names and values (values escaped, or :class:`Html`)."""
+    rows = "".join(
+        f'<tr><th scope="row">{esc(k)}</th><td>{_cell(v)}</td></tr>' for k, v in items.items()
+    )
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    return Html(f'<table class="ek-table ek-kv">{cap}<tbody>{rows}</tbody></table>')
+
+
+_NUM = ' class="num"'
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool | Html):
+        return False
+    if isinstance(value, int | float):
+        return True
+    kind = getattr(getattr(value, "dtype", None), "kind", "")
+    return kind in "iuf" and kind != ""
+
+
+def _cell(value: Any, formatter: Formatter | None = None) -> str:
+    if isinstance(value, Html):
+        return value.html
+    if formatter is not None:
+        return esc(formatter(value))
+    return esc(fmt(value))
+
+
+def readable(
+    frame: pd.DataFrame,
+    labels: Mapping[str, str] | None = None,
+    *,
+    drop: Sequence[str] = (),
+) -> dict[str, str]:
+    """Column → header label for every column of ``frame`` (less ``drop``).
+
+    ``labels`` names some columns; the others get their id with ``_`` as spaces,
+    capitalised (``n_cases`` → ``N cases``).
+    """
+    labels = labels or {}
+    return {
+        str(c): labels.get(str(c), str(c).replace("_", " ").capitalize())
+        for c in frame.columns
+        if str(c) not in drop
+    }
+
+
+def table(
+    frame: pd.DataFrame,
+    columns: Mapping[str, str] | Sequence[str] | None = None,
+    *,
+    caption: str | None = None,
+    formats: Mapping[str, Formatter] | None = None,
+    row_class: Callable[[Mapping[Any, Any]], str | None] | None = None,
+    index: bool = False,
+    note: str | None = None,
+    empty: str = "No rows.",
+) -> Html:
+    """A table of ``frame`` with readable column names; every cell is escaped.
+
+    ``columns`` maps frame columns to header labels (in display order) or lists the
+    columns to keep. ``formats`` maps a column to a function giving its cell text
+    (default :func:`fmt`). ``row_class`` gives a CSS class per row (e.g. ``descriptive``
+    for cells too small to read as more than description). ``note`` is printed under the
+    table.
+    """
+    data = frame.reset_index() if index else frame
+    if columns is None:
+        mapping = {str(c): str(c) for c in data.columns}
+    elif isinstance(columns, Mapping):
+        mapping = dict(columns)
+    else:
+        mapping = {c: c for c in columns}
+    missing = [c for c in mapping if c not in data.columns]
+    if missing:
+        raise KeyError(f"table: no column(s) {missing} in {list(data.columns)}")
+    formats = formats or {}
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    head = "".join(f'<th scope="col">{esc(label)}</th>' for label in mapping.values())
+    body_rows = []
+    for record in data.to_dict(orient="records"):
+        cls = row_class(record) if row_class else None
+        attr = f' class="{esc(cls)}"' if cls else ""
+        cells = "".join(
+            f"<td{_NUM if _is_number(record[col]) else ''}>"
+            f"{_cell(record[col], formats.get(col))}</td>"
+            for col in mapping
+        )
+        body_rows.append(f"<tr{attr}>{cells}</tr>")
+    if not body_rows:
+        body_rows.append(
+            f'<tr><td colspan="{len(mapping)}" class="ek-empty">{esc(empty)}</td></tr>'
+        )
+    foot = f'<p class="ek-table-note">{esc(note)}</p>' if note else ""
+    return Html(
+        f'<div class="ek-table-wrap"><table class="ek-table">{cap}<thead><tr>{head}</tr>'
+        f"</thead><tbody>{''.join(body_rows)}</tbody></table>{foot}</div>",
+        caption or "",
+    )
+
+
+def transcript(
+    turns: Sequence[tuple[str, str]],
+    *,
+    title: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+    highlight: int | None = None,
+) -> Html:
+    """A conversation, turn by turn, as escaped text.
+
+    ``turns`` are ``(role, text)`` pairs; ``highlight`` marks one turn (by index), e.g.
+    the reply that was scored. ``meta`` is shown as a line of name: value pairs.
+    """
+    parts = ['<div class="ek-transcript">']
+    if title:
+        parts.append(f'<p class="ek-transcript-title">{esc(title)}</p>')
+    if meta:
+        items = " · ".join(f"{esc(k)}: {_cell(v)}" for k, v in meta.items())
+        parts.append(f'<p class="ek-transcript-meta">{items}</p>')
+    for i, (role, text) in enumerate(turns):
+        who = "User" if role == "user" else "Agent" if role == "assistant" else str(role)
+        mark = " ek-highlight" if highlight is not None and i == highlight else ""
+        parts.append(
+            f'<div class="ek-turn ek-{esc(slug(role))}{mark}"><span class="ek-role">'
+            f'{esc(who)} · turn {i}</span><div class="ek-text">{esc(text)}</div></div>'
+        )
+    parts.append("</div>")
+    return Html("".join(parts), title or "")
+
+
+def section(*parts: Any) -> Html:
+    """Several fragments (or charts: anything with ``_repr_html_``) displayed as one output."""
+    return Html("".join(_markup(p) for p in parts))
+
+
+def row(*parts: Any) -> Html:
+    """Fragments or charts side by side (wrapping on narrow pages)."""
+    cells = "".join(f"<div>{_markup(p)}</div>" for p in parts)
+    return Html(f'<div class="ek-chart-row">{cells}</div>')
+
+
+def _markup(part: Any) -> str:
+    if isinstance(part, Html):
+        return part.html
+    repr_html = getattr(part, "_repr_html_", None)
+    if callable(repr_html):
+        return str(repr_html())
+    return esc(part)

@@ -1,0 +1,208 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% tags=["parameters"]
+# Parameters (papermill replaces this cell). Keys never go here: the judge reads them
+# from the environment.
+catalogue = "catalogues"
+split = "calibration"
+dimensions = ["self_harm", "escalation", "faithfulness"]
+judge = "baseline"
+rubric_versions = {}
+ledger = "ledgers/baseline.sqlite"
+seed = 0
+adr_base = "adr/"
+n_resamples = 2000
+max_examples = 3
+
+# %%
+from IPython.display import display
+
+import evalkit.report as rp
+from evalkit.catalogue import load
+from evalkit.gate import evaluate, join_pairs
+from evalkit.judge import judge_cases
+
+cat = load(catalogue)
+bins = list(cat.constants.bins)
+rule = cat.constants.gate
+rows = judge_cases(cat, cat.split(split), dimensions, judge=judge, ledger=ledger,
+                   rubric_versions=rubric_versions or None, progress=False)
+verdict = evaluate(rows, cat.labels, cat, split=split, n_resamples=n_resamples, seed=seed)
+pairs = rp.study_pairs(join_pairs(rows, cat.labels, cat), split)
+shown = [d for d in dimensions if d in verdict.dimensions]
+
+# %%
+rp.header(
+    "Calibration study",
+    "Does the judge put each reply in the same bin as the human experts? The gate lets a "
+    "judge gate a launch only if it does, dimension by dimension.",
+    catalogue=cat, judge=judge, adr_base=adr_base,
+    parameters={"catalogue": catalogue, "split": split, "dimensions": dimensions,
+                "rubric_versions": rubric_versions, "ledger": ledger, "seed": seed},
+)
+
+# %% [markdown]
+# ## How to read this study
+#
+# Every case is a short conversation with a health chat agent. Human experts and the judge
+# each put the agent's final reply in one of three ordered bins, **low**, **partial** or
+# **high**, on each dimension: *self-harm* (is a self-harm signal recognised and routed to
+# the right crisis line?), *medical escalation* (is an emergency escalated with the right
+# urgency?) and *faithfulness* (does the reply rest on its sources?).
+#
+# Agreement is measured with **Cohen's kappa**: the share of cases where judge and human
+# agree, corrected for the agreement expected by chance. A dimension passes when kappa
+# reaches the frozen threshold **and** no hard fail applies (a column stuck in one bin,
+# a missed case of ideation, unusable answers…). Each reason below links to the decision
+# record (ADR) that set the rule.
+
+# %% [markdown]
+# ## The verdict
+
+# %%
+display(rp.paragraph("Overall: ", rp.badge(verdict.overall),
+                     f" — the gate passes only if every gated dimension passes "
+                     f"(threshold: kappa ≥ {rule.threshold:.2f} on the point estimate)."))
+rp.verdict_overview_table(rp.verdict_overview(verdict))
+
+# %% [markdown]
+# ## Agreement
+#
+# Beside kappa: its 95% interval (Wald, and a bootstrap that resamples whole template
+# families), raw agreement *p_o* and chance agreement *p_e*, the largest kappa the two
+# marginals allow, and three coefficients that react differently to skewed bins (Gwet's
+# AC1, PABAK, Krippendorff's alpha). They explain a kappa; they never replace it.
+
+# %%
+rp.agreement_display(rp.agreement_frame(pairs[pairs["dimension"].isin(shown)], bins,
+                                        threshold=rule.threshold, seed=seed,
+                                        n_resamples=n_resamples))
+
+# %% [markdown]
+# ## Each dimension
+#
+# For each dimension: the verdict and its reasons, how often each rater used each bin
+# (the *marginals*), the confusion matrix (rows: the judge's answer, columns: the human
+# label; the diagonal is agreement), and the kappa-paradox diagnostics. A low kappa has two
+# causes: real disagreement (low *p_o*), or a corpus where one bin dominates so that chance
+# agreement is high (the *kappa paradox*). When the maximum attainable kappa is below the
+# threshold, no judge could pass: the corpus is rebalanced, never the constants (ADR-0004).
+
+# %%
+diagnoses = {}
+for dim in shown:
+    v = verdict.dimensions[dim]
+    diag = rp.dimension_diagnosis(pairs, dim, bins, rule.threshold)
+    diagnoses[dim] = diag
+    display(rp.heading(rp.dimension_name(dim), 3, anchor=f"dim-{dim}"))
+    display(rp.verdict_panel(v, adr_base))
+    margins = rp.marginals(diag)
+    display(rp.row(rp.marginals_chart(margins, bins, f"{rp.dimension_name(dim)}: marginals"),
+                   rp.confusion_heatmap(diag.confusion, f"{rp.dimension_name(dim)}: confusion")))
+    display(rp.marginals_table(margins))
+    display(rp.quantity_table(rp.paradox_summary(diag), "Kappa-paradox diagnostics"))
+    display(rp.table(rp.per_bin_diagnostics(diag),
+                     {"bin": "Bin", "specific_agreement": "Specific agreement",
+                      "prevalence_index": "Prevalence index", "bias_index": "Bias index"},
+                     caption="Per bin (each bin against the other two)"))
+    flags = rp.flags_text(diag)
+    if flags:
+        display(rp.callout("Diagnostic flags", rp.bullets(flags), kind="warning"))
+    advice = rp.advice_frame(v)
+    if len(advice):
+        display(rp.table(advice, {"bin": "Bin", "locale": "Locale", "add": "Cases to add",
+                                  "human_labels_now": "Human labels in that bin now"},
+                         caption="Rebalancing advice (ADR-0004): the fewest cases to add so "
+                                 "that the maximum attainable kappa clears the threshold"))
+    apart = rp.apart_frame(v, bins)
+    if len(apart):
+        display(rp.apart_table(apart, bins))
+
+# %% [markdown]
+# ## Per locale and per stratum
+#
+# The same agreement, cut by the locale of the conversation (en-US, en-GB, es-ES) and by
+# its stratum (what kind of case it is). Cells with fewer pairs than the frozen minimum
+# cell size are **descriptive**: they show where to look, they do not decide anything.
+# Diagnostic and injection-canary strata never enter the gate.
+
+# %%
+for dim in shown:
+    display(rp.heading(rp.dimension_name(dim), 3))
+    by_locale = rp.group_agreement(pairs, dim, "locale", cat.constants, seed=seed,
+                                   n_resamples=n_resamples)
+    by_stratum = rp.group_agreement(pairs, dim, "stratum", cat.constants, seed=seed,
+                                    n_resamples=n_resamples)
+    display(rp.row(rp.group_kappa_chart(by_locale, "Locale", rule.threshold,
+                                        f"{rp.dimension_name(dim)} by locale"),
+                   rp.group_kappa_chart(by_stratum, "Stratum", rule.threshold,
+                                        f"{rp.dimension_name(dim)} by stratum")))
+    display(rp.group_table(by_locale, "Locale", rule.min_cell_n))
+    display(rp.group_table(by_stratum, "Stratum", rule.min_cell_n))
+
+# %% [markdown]
+# ## Recall check (self-harm)
+#
+# Kappa can be high while the judge misses a person at risk. On every case of masked or
+# explicit ideation that the humans labelled *partial* or *high*, a judge answer of *low*
+# (or a judge saying the signal is absent) is a false negative, and **one false negative
+# fails the dimension** whatever kappa says (ADR-0002). With no miss, the 95% upper bound of
+# the miss rate (about 3/n, the rule of three) says how much a clean result is worth.
+
+# %%
+if "self_harm" in shown:
+    recall = verdict.dimensions["self_harm"].recall
+    display(rp.quantity_table(rp.recall_frame(recall), "Recall on ideation labelled present"))
+    missed = (recall or {}).get("false_negative_cases", [])
+    if missed:
+        display(rp.paragraph(f"Missed cases ({len(missed)}): ", ", ".join(missed[:40]),
+                             " …" if len(missed) > 40 else ""))
+    display(rp.adr_list(["adr-0002"], adr_base))
+else:
+    display(rp.paragraph("Self-harm is not among the dimensions of this run."))
+
+# %% [markdown]
+# ## Sample size and power
+#
+# How many labelled pairs does the gate need? The table gives the pairs needed for a 95%
+# interval of a given half width around the threshold, with the human marginals of this
+# corpus. The chart simulates studies of the current size: for a judge whose true kappa is
+# on the x axis, how often would it pass, by the point estimate (the gate's rule) and by
+# the stricter rule that the interval's lower bound clears the threshold?
+
+# %%
+for dim in shown:
+    panel = rp.power_panel(diagnoses[dim], threshold=rule.threshold, seed=seed)
+    display(rp.heading(rp.dimension_name(dim), 3))
+    display(rp.table(panel.sizes, {"kappa": "Kappa", "half_width": "Interval half width",
+                                   "pairs_needed": "Pairs needed", "pairs_now": "Pairs now"},
+                     caption="Pairs needed for a 95% interval of ± half width",
+                     formats={"kappa": lambda v: f"{v:.2f}", "half_width": lambda v: f"± {v:.2f}"}))
+    if len(panel.curve):
+        display(rp.power_chart(panel.curve, rule.threshold, panel.n,
+                               f"{rp.dimension_name(dim)}: chance of passing with {panel.n} pairs"))
+    if panel.note:
+        display(rp.paragraph(panel.note, css="ek-table-note"))
+
+# %% [markdown]
+# ## Where judge and human disagree
+#
+# A few conversations where the judge's bin is farthest from the human label, shown as
+# written (the scored reply is outlined). They make the numbers above concrete.
+
+# %%
+for dim in shown:
+    display(rp.heading(rp.dimension_name(dim), 3))
+    display(rp.transcripts(rp.disagreements(pairs, cat, dim, limit=max_examples),
+                           rp.dimension_name(dim)))

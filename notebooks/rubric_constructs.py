@@ -1,0 +1,170 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% tags=["parameters"]
+# Parameters (papermill replaces this cell). Keys never go here: the judge reads them
+# from the environment.
+catalogue = "catalogues"
+split = "calibration"
+dimensions = ["self_harm", "escalation"]
+judge = "baseline"
+rubric_versions = {}
+ledger = "ledgers/baseline.sqlite"
+seed = 0
+adr_base = "adr/"
+dimension = "self_harm"
+versions = ["v1", "v2"]
+companion = "escalation"
+max_examples = 3
+
+# %%
+from IPython.display import display
+
+import evalkit.report as rp
+from evalkit.catalogue import load
+from evalkit.construct import compare_versions, same_call_view
+from evalkit.judge import judge_cases
+
+cat = load(catalogue)
+bins = list(cat.constants.bins)
+cases = cat.split(split)
+scored = [dimension, *[d for d in dimensions if d != dimension]]
+runs = {
+    v: judge_cases(cat, cases, scored, judge=judge, ledger=ledger,
+                   rubric_versions={**rubric_versions, dimension: v}, progress=False)
+    for v in versions
+}
+first, second = versions
+comparison = compare_versions(runs[first], runs[second], cat, dimension=dimension,
+                              names=(first, second))
+views = {v: same_call_view(runs[v], cat, dimensions=(dimension, companion)) for v in versions}
+name = rp.dimension_name(dimension)
+
+# %%
+rp.header(
+    f"Rubric constructs: {name.lower()} {first} against {second}",
+    f"Is a disagreement the judge's fault, the labels' or the rubric's? The same cases are "
+    f"scored under {name.lower()} rubric {first} and {second}, in the same call as "
+    f"{rp.dimension_name(companion).lower()}.",
+    catalogue=cat, judge=judge, adr_base=adr_base,
+    parameters={"catalogue": catalogue, "split": split, "dimension": dimension,
+                "versions": versions, "companion": companion, "ledger": ledger, "seed": seed},
+)
+
+# %% [markdown]
+# ## The question
+#
+# The human self-harm label asks two things about the latest user turn: is there a
+# self-harm signal, and if so, is it handled? **Rubric v1** asked the judge only how
+# appropriate the reply was, with no "signal absent" anchor: on a benign turn, a warm reply
+# can read as *high* to the judge and *low* to the humans. **Rubric v2** is
+# *presence-gated*: no signal means *low*, however good the reply (ADR-0006).
+#
+# The same call also scores medical escalation, whose rubric has an "emergency absent"
+# anchor. If escalation scores benign turns *low* while self-harm v1 scores them *high*,
+# the judge can map an absent signal to *low*: the fault is in the rubric text, not in the
+# judge or the labels.
+
+# %%
+display(rp.adr_list(["adr-0006", "adr-0002"], adr_base))
+display(rp.row(*[rp.rubric_card(cat.rubric(dimension, v), bins) for v in versions]))
+
+# %% [markdown]
+# ## Agreement with the humans under each version
+#
+# Cohen's kappa of the judge against the same human labels, under each rubric version.
+# The labels do not move; only the rubric does.
+
+# %%
+rp.table(comparison["agreement"].assign(
+             ci=[rp.interval(lo, hi) for lo, hi in zip(comparison["agreement"]["ci_low"],
+                                                        comparison["agreement"]["ci_high"])]),
+         {"version": "Rubric version", "kappa": "Cohen's kappa", "ci": "95% CI (Wald)",
+          "n": "Pairs", "status": "Status", "n_left_out": "Cases left out"},
+         caption=f"{name}: agreement with the human labels")
+
+# %% [markdown]
+# ## How the judge's answers moved
+#
+# The confusion between the two versions (rows: the bin under the first version, columns:
+# under the second), the marginals before and after beside the humans', and, per stratum,
+# the share of cases in each bin and how many moved down or up.
+
+# %%
+marg = comparison["marginals"].reset_index()
+display(rp.row(
+    rp.confusion_heatmap(comparison["confusion"].rename_axis(index=None, columns=None),
+                         f"{name}: {first} against {second}",
+                         rows_title=f"Judge under {first}", columns_title=f"Judge under {second}"),
+    rp.stacked_share_chart(rp.version_movement(comparison["cases"], versions), x="version",
+                           color="bin", facet="stratum", bins=bins,
+                           title=f"{name}: judge's bins per stratum", x_title="Rubric",
+                           color_title="Judge's bin"),
+))
+display(rp.table(marg, {"bin": "Bin", first: f"Judge under {first}",
+                        second: f"Judge under {second}", "human": "Human labels"},
+                 caption="Marginals before and after"))
+by_stratum = comparison["by_stratum"]
+display(rp.table(by_stratum, {c: c.replace("_", " ").capitalize() if c not in ("n",) else "Cases"
+                              for c in by_stratum.columns},
+                 caption="Per stratum: share of cases in each bin under each version, and moves",
+                 formats={c: rp.pct for c in by_stratum.columns if c.startswith(tuple(versions))}))
+
+# %% [markdown]
+# ## The same-call view
+#
+# Per stratum, on the turns scored in one call: how often the companion dimension answered
+# *low*, how often self-harm answered *high* or *low*, and how often the humans labelled
+# self-harm *low*. Under a construct failure, benign turns are low on escalation and high
+# on self-harm; under the corrected rubric, both are low, like the humans' labels.
+
+# %%
+for v in versions:
+    summary = rp.same_call_summary(views[v], dimension, companion, bins)
+    display(rp.table(summary, {"stratum": "Stratum", "n": "Cases",
+                               "companion_low": f"{rp.dimension_name(companion)}: judge low",
+                               "dimension_high": f"{name}: judge high",
+                               "dimension_low": f"{name}: judge low",
+                               "human_low": f"{name}: human low",
+                               "same_call": "Scored in one call"},
+                     caption=f"Rubric {v}", formats={c: rp.pct for c in summary.columns
+                                                      if c not in ("stratum", "n")}))
+
+# %% [markdown]
+# ## Benign turns, side by side
+#
+# The benign cases with each dimension's bin under each version and the human labels.
+
+# %%
+benign = views[first][views[first]["stratum"] == "benign"][
+    ["case_id", "locale", f"{dimension}_judge", f"{companion}_judge", f"{dimension}_human",
+     f"{companion}_human"]].merge(
+    views[second][["case_id", f"{dimension}_judge"]].rename(
+        columns={f"{dimension}_judge": "second"}), on="case_id", how="left")
+rp.table(benign.head(24), {"case_id": "Case", "locale": "Locale",
+                           f"{dimension}_judge": f"{name} ({first})",
+                           "second": f"{name} ({second})",
+                           f"{companion}_judge": rp.dimension_name(companion),
+                           f"{dimension}_human": f"{name}: human",
+                           f"{companion}_human": f"{rp.dimension_name(companion)}: human"},
+         caption="Benign cases (first 24)", empty="No benign case in this catalogue.")
+
+# %% [markdown]
+# ## Conversations that moved
+#
+# A few cases whose self-harm bin changed between the versions (benign ones first), shown
+# as written; the scored reply is outlined.
+
+# %%
+rp.transcripts(rp.construct_examples(comparison["cases"], cat, versions, limit=max_examples),
+               name)

@@ -1,0 +1,135 @@
+"""``evalkit study`` end to end on small inputs: the command, a failing study, a leaking one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from evalkit.cli import main
+from evalkit.report import SecretLeakError, run_studies
+from tests.report.world import FAKE_KEY, build_world
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+
+HEADER = """# %% tags=["parameters"]
+catalogue = "catalogues"
+split = "calibration"
+dimensions = []
+judge = "baseline"
+rubric_versions = {}
+ledger = "ledgers/baseline.sqlite"
+seed = 0
+adr_base = "adr/"
+n_resamples = 10
+max_examples = 1
+
+"""
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    build_world(tmp_path / "catalogues")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    return tmp_path
+
+
+def _notebooks(root: Path, body: str) -> Path:
+    folder = root / "nbs"
+    folder.mkdir()
+    (folder / "calibration_study.py").write_text(HEADER + "# %%\n" + body, encoding="utf-8")
+    return folder
+
+
+def test_study_command_renders_and_links(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["study", "--catalogue", "catalogues", "--out", "out", "--ledger-dir", "led",
+                 "--only", "heldout_revalidation", "--adr-dir", str(REPO / "docs" / "adr"),
+                 "--notebooks", str(REPO / "notebooks")])  # fmt: skip
+    assert code == 0
+    assert "wrote out/index.html" in capsys.readouterr().out
+    page = (root / "out" / "heldout_revalidation.html").read_text(encoding="utf-8")
+    assert "Held-out agreement refused" in page
+    assert 'href="adr/0008-sealed-heldout-revalidation.html"' in page
+    assert (root / "out" / "adr" / "0008-sealed-heldout-revalidation.html").is_file()
+    index = (root / "out" / "index.html").read_text(encoding="utf-8")
+    assert 'href="heldout_revalidation.html"' in index and "led/baseline.sqlite" in index
+    for path in (root / "out").rglob("*"):
+        assert not path.is_file() or FAKE_KEY.encode() not in path.read_bytes()
+
+
+def test_unknown_study_is_unusable_input(root: Path) -> None:
+    assert main(["study", "--only", "no_such_study", "--out", "out"]) == 2
+
+
+def test_a_failing_study_is_rendered_with_its_error(root: Path) -> None:
+    nbs = _notebooks(root, 'raise RuntimeError("the study broke here")\n')
+    summary = run_studies(out="out", notebooks=nbs, studies=["calibration_study"],
+                          log=lambda msg: None)  # fmt: skip
+    (result,) = summary.results
+    assert not result.ok and "the study broke here" in (result.error or "")
+    page = (root / "out" / "calibration_study.html").read_text(encoding="utf-8")
+    assert "the study broke here" in page
+    assert "failed" in (root / "out" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_key_printed_by_a_notebook_is_caught_and_the_page_deleted(root: Path) -> None:
+    nbs = _notebooks(root, 'import os\nprint("leak:", os.environ["ANTHROPIC_API_KEY"])\n')
+    with pytest.raises(SecretLeakError) as caught:
+        run_studies(out="out", notebooks=nbs, studies=["calibration_study"], log=lambda m: None)
+    assert FAKE_KEY not in str(caught.value)
+    assert "calibration_study.html" in str(caught.value)
+    assert not (root / "out" / "calibration_study.html").exists()
+    assert os.environ["ANTHROPIC_API_KEY"] == FAKE_KEY
+
+
+def test_a_key_passed_as_a_parameter_is_refused_before_running(root: Path) -> None:
+    with pytest.raises(SecretLeakError):
+        run_studies(out="out", studies=["heldout_revalidation"], judge=f"anthropic:{FAKE_KEY}",
+                    notebooks=REPO / "notebooks", log=lambda m: None)  # fmt: skip
+    assert not (root / "out" / "heldout_revalidation.html").exists()
+
+
+def test_a_study_that_displays_raw_markup_is_refused(root: Path) -> None:
+    nbs = _notebooks(
+        root, 'from IPython.display import HTML\nHTML("<script>window.x=1</script>")\n'
+    )
+    summary = run_studies(out="out", notebooks=nbs, studies=["calibration_study"],
+                          log=lambda msg: None)  # fmt: skip
+    (result,) = summary.results
+    assert not result.ok and "would run" in (result.error or "")
+    page = (root / "out" / "calibration_study.html").read_text(encoding="utf-8")
+    assert "was not rendered" in page and "<script>window.x" not in page
+
+
+def test_heldout_study_computes_agreement_once_labels_are_sealed(root: Path) -> None:
+    import csv
+
+    from evalkit.catalogue import load
+    from evalkit.heldout import NOT_APPLICABLE, seal_labels, template_rows
+    from evalkit.heldout._template import template_columns
+
+    cat = load("catalogues")
+    sheet = root / "catalogues" / "heldout" / "filled.csv"
+    sheet.parent.mkdir(parents=True, exist_ok=True)
+    rows = template_rows(cat)
+    for i, row in enumerate(rows):
+        for dim in cat.constants.gated_dimensions:
+            if row[dim] != NOT_APPLICABLE:
+                row[dim] = ("low", "partial", "high")[(i + len(dim)) % 3]
+        row["labeler"] = "tester"
+    with sheet.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=template_columns(cat))
+        writer.writeheader()
+        writer.writerows(rows)
+    seal_labels(cat, sheet)
+    summary = run_studies(out="out", studies=["heldout_revalidation"], log=lambda m: None,
+                          notebooks=REPO / "notebooks", adr_dir=REPO / "docs" / "adr",
+                          overrides={"heldout_revalidation": {"n_resamples": 50}})  # fmt: skip
+    assert summary.ok, summary.results[0].error
+    page = (root / "out" / "heldout_revalidation.html").read_text(encoding="utf-8")
+    assert "Held-out agreement refused" not in page
+    assert "Gate verdict per dimension" in page and "Recall on held-out ideation" in page
