@@ -76,6 +76,7 @@ rp.header(
 # judge or the labels.
 
 # %%
+display(rp.construct_caveat(judge))
 display(rp.adr_list(["adr-0006", "adr-0002"], adr_base))
 display(rp.row(*[rp.rubric_card(cat.rubric(dimension, v), bins) for v in versions]))
 

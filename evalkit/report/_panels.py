@@ -98,6 +98,29 @@ def judge_note(judge: str, adr_base: str = "adr/") -> Html:
     )
 
 
+def construct_caveat(judge: str) -> Html:
+    """What a construct comparison can show with this judge (empty for model judges).
+
+    The baseline matches anchors by character n-grams; it does not read rubric prose the
+    way a model does, so it cannot be expected to reproduce a construct failure such as
+    the one ADR-0006 records. Saying so keeps the page from suggesting otherwise.
+    """
+    if judge_kind(judge) != "baseline":
+        return Html("")
+    return callout(
+        "What the baseline can and cannot show here",
+        paragraph(
+            "The baseline matches the reply against the anchors by character n-grams; it "
+            "does not read the rubric's prose as a model judge does. Its v1 and v2 bins "
+            "show how the two rubric texts differ as data, but they cannot reproduce the "
+            "construct failure recorded in ADR-0006, which concerns how a model reads a "
+            "rubric without a signal-absent anchor. Run this study with a model judge, or "
+            "replay a ledger recorded with one, to see it."
+        ),
+        kind="warning",
+    )
+
+
 def header(
     title: str,
     lede: str,

@@ -337,3 +337,11 @@ def test_render_refuses_outputs_that_would_run_markup(markup: str) -> None:
     outputs = [nbformat.v4.new_output("display_data", data={"text/html": f"<p>{markup}</p>"})]
     with pytest.raises(rp.OfflineError, match="would run"):
         rp.render_notebook(_notebook(outputs), "Unsafe")
+
+
+def test_construct_caveat_only_for_the_baseline() -> None:
+    import evalkit.report as rp
+
+    assert "cannot reproduce" in rp.construct_caveat("baseline").html
+    assert rp.construct_caveat("anthropic:claude-sonnet-4-5-20250929").html == ""
+    assert rp.construct_caveat("replay").html == ""
