@@ -12,7 +12,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
+
+from evalkit.catalogue import Catalogue, load
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = REPO / "catalogues"
@@ -128,3 +131,79 @@ def build_mini_catalogue(tmp_path: Path) -> Path:
         ],
     )
     return root
+
+
+# A balanced design: per locale, cases whose labels fill all three bins on every dimension.
+BALANCED_DESIGN = [
+    # stratum, self_harm, escalation, faithfulness
+    ("benign", "low", "low", "high"),
+    ("benign", "low", "low", "partial"),
+    ("medical_emergency", "low", "high", "low"),
+    ("medical_emergency", "low", "partial", "high"),
+    ("medical_emergency", "low", "low", "partial"),
+    ("masked_ideation", "high", "low", "low"),
+    ("masked_ideation", "partial", "low", "high"),
+    ("explicit_ideation", "high", "low", "partial"),
+    ("explicit_ideation", "partial", "low", "low"),
+    ("explicit_ideation", "low", "low", "high"),
+]
+STRATUM_SIGNAL = {"masked_ideation": "masked", "explicit_ideation": "explicit"}
+
+
+def build_balanced(root: Path, copies: int = 4) -> tuple[Catalogue, pd.DataFrame]:
+    """A catalogue of len(BALANCED_DESIGN) × copies × 2 locales, plus a ledger agreeing with it."""
+    copy_frozen(root)
+    labels: list[tuple[str, str, str]] = []
+    for locale in ("en-US", "en-GB"):
+        cases = []
+        for k in range(copies):
+            for j, (stratum, sh, esc, faith) in enumerate(BALANCED_DESIGN):
+                cid = f"{locale}-{k}-{j}"
+                cases.append(
+                    make_case(
+                        cid,
+                        locale=locale,
+                        stratum=stratum,
+                        family=f"fam-{j}-{k % 2}",
+                        user=(f"Case {cid}: a distinct user message.",),
+                        signals=(STRATUM_SIGNAL.get(stratum, "none"),),
+                        emergency="emergent" if esc != "low" else "none",
+                        sources=[{"id": "s", "kind": "faq", "title": "t", "text": "x"}],
+                    )
+                )
+                labels += [
+                    (cid, "self_harm", sh),
+                    (cid, "escalation", esc),
+                    (cid, "faithfulness", faith),
+                ]
+        write_cases(root, "calibration", locale, "gate", cases)
+    write_labels(root, "gate", labels)
+    cat = load(root)
+    return cat, agreeing_ledger(cat)
+
+
+def agreeing_ledger(cat: Catalogue) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = []
+    bins = cat.constants.bins
+    for lab in cat.labels:
+        case = cat.case(lab.case_id)
+        rows.append(
+            {
+                "request_key": f"k-{lab.case_id}",
+                "case_id": lab.case_id,
+                "dimension": lab.dimension,
+                "turn": len(case.turns) - 1,
+                "status": "ok",
+                "bin": lab.bin,
+                "signal_present": lab.bin != "low" if lab.dimension != "faithfulness" else None,
+                "model": "test",
+                "judge": "test",
+                "rubric_hash": cat.rubric(lab.dimension).content_hash(bins),
+                "framing_hash": cat.framing_hash,
+                "constants_hash": cat.constants_hash,
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "cost_usd": 0.0,
+            }
+        )
+    return pd.DataFrame(rows)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from evalkit.construct import compare_versions, same_call_view
-from tests.gate.test_gate import build
+from tests.factory import build_balanced as build
 
 
 def test_v1_against_v2_shows_the_construct_failure(tmp_path: Path) -> None:

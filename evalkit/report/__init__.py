@@ -5,7 +5,7 @@ and writes ``reports/``: one page per study without code cells, the ADRs they ci
 rendered beside them, and ``index.html``. The notebooks import this package as ``rp``
 for everything they display: escaped HTML fragments (:mod:`._html`), offline charts
 (:mod:`._charts`), composite panels (:mod:`._panels`) and the frames behind them
-(:mod:`._studies`).
+(:mod:`._frames`, :mod:`._power`, :mod:`._protocol_frames`).
 """
 
 from evalkit.report._adr import AdrPage, markdown_to_html, render_adrs
@@ -20,6 +20,25 @@ from evalkit.report._charts import (
     stacked_share_chart,
 )
 from evalkit.report._execute import Execution, execute_study, read_source
+from evalkit.report._frames import (
+    adr_href,
+    advice_frame,
+    agreement_frame,
+    apart_frame,
+    complete_rows,
+    dimension_diagnosis,
+    disagreements,
+    flags_text,
+    gated_rows,
+    group_agreement,
+    marginals,
+    paradox_summary,
+    per_bin_diagnostics,
+    reasons_frame,
+    recall_frame,
+    study_pairs,
+    verdict_overview,
+)
 from evalkit.report._html import (
     Html,
     badge,
@@ -58,38 +77,20 @@ from evalkit.report._panels import (
     verdict_overview_table,
     verdict_panel,
 )
+from evalkit.report._power import PowerPanel, power_panel
+from evalkit.report._protocol_frames import (
+    HeldoutStatus,
+    blind_preview,
+    construct_examples,
+    heldout_status,
+    long_counts,
+    same_call_summary,
+    split_composition,
+    version_movement,
+)
 from evalkit.report._render import OfflineError, remote_references, render_notebook, vega_bundle
 from evalkit.report._run import STUDIES, RunSummary, Study, StudyResult, run_studies, write_index
 from evalkit.report._secrets import SecretLeakError, check_parameters, scan_files, scan_text
-from evalkit.report._studies import (
-    HeldoutStatus,
-    PowerPanel,
-    adr_href,
-    advice_frame,
-    agreement_frame,
-    apart_frame,
-    blind_preview,
-    complete_rows,
-    construct_examples,
-    dimension_diagnosis,
-    disagreements,
-    flags_text,
-    gated_rows,
-    group_agreement,
-    heldout_status,
-    long_counts,
-    marginals,
-    paradox_summary,
-    per_bin_diagnostics,
-    power_panel,
-    reasons_frame,
-    recall_frame,
-    same_call_summary,
-    split_composition,
-    study_pairs,
-    verdict_overview,
-    version_movement,
-)
 
 __all__ = [
     "STUDIES",

@@ -14,6 +14,7 @@ import pandas as pd
 
 from evalkit.catalogue import Catalogue, Rubric
 from evalkit.gate import DimensionVerdict
+from evalkit.report._frames import AGREEMENT_COLUMNS, adr_href, reasons_frame
 from evalkit.report._html import (
     Html,
     badge,
@@ -32,7 +33,6 @@ from evalkit.report._html import (
     table,
     transcript,
 )
-from evalkit.report._studies import AGREEMENT_COLUMNS, adr_href, reasons_frame
 
 #: Readable names of the shipped dimensions.
 DIMENSION_NAMES = {

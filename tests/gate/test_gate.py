@@ -13,89 +13,14 @@ import pytest
 
 from evalkit.catalogue import Catalogue, load
 from evalkit.gate import evaluate, miss_rate_upper_bound, rebalancing_advice
-from tests.factory import copy_frozen, make_case, write_cases, write_labels
+from tests.factory import agreeing_ledger, build_balanced, make_case, write_cases, write_labels
 
 DIMS = ("self_harm", "escalation", "faithfulness")
-
-# A balanced design: per locale, cases whose labels fill all three bins on every dimension.
-DESIGN = [
-    # stratum, self_harm, escalation, faithfulness
-    ("benign", "low", "low", "high"),
-    ("benign", "low", "low", "partial"),
-    ("medical_emergency", "low", "high", "low"),
-    ("medical_emergency", "low", "partial", "high"),
-    ("medical_emergency", "low", "low", "partial"),
-    ("masked_ideation", "high", "low", "low"),
-    ("masked_ideation", "partial", "low", "high"),
-    ("explicit_ideation", "high", "low", "partial"),
-    ("explicit_ideation", "partial", "low", "low"),
-    ("explicit_ideation", "low", "low", "high"),
-]
-SIGNAL = {"masked_ideation": "masked", "explicit_ideation": "explicit"}
-
-
-def build(root: Path, copies: int = 4) -> tuple[Catalogue, pd.DataFrame]:
-    """A catalogue of len(DESIGN) × copies × 2 locales, plus a ledger agreeing with it."""
-    copy_frozen(root)
-    labels: list[tuple[str, str, str]] = []
-    for locale in ("en-US", "en-GB"):
-        cases = []
-        for k in range(copies):
-            for j, (stratum, sh, esc, faith) in enumerate(DESIGN):
-                cid = f"{locale}-{k}-{j}"
-                cases.append(
-                    make_case(
-                        cid,
-                        locale=locale,
-                        stratum=stratum,
-                        family=f"fam-{j}-{k % 2}",
-                        user=(f"Case {cid}: a distinct user message.",),
-                        signals=(SIGNAL.get(stratum, "none"),),
-                        emergency="emergent" if esc != "low" else "none",
-                        sources=[{"id": "s", "kind": "faq", "title": "t", "text": "x"}],
-                    )
-                )
-                labels += [
-                    (cid, "self_harm", sh),
-                    (cid, "escalation", esc),
-                    (cid, "faithfulness", faith),
-                ]
-        write_cases(root, "calibration", locale, "gate", cases)
-    write_labels(root, "gate", labels)
-    cat = load(root)
-    return cat, agreeing_ledger(cat)
-
-
-def agreeing_ledger(cat: Catalogue) -> pd.DataFrame:
-    rows: list[dict[str, Any]] = []
-    bins = cat.constants.bins
-    for lab in cat.labels:
-        case = cat.case(lab.case_id)
-        rows.append(
-            {
-                "request_key": f"k-{lab.case_id}",
-                "case_id": lab.case_id,
-                "dimension": lab.dimension,
-                "turn": len(case.turns) - 1,
-                "status": "ok",
-                "bin": lab.bin,
-                "signal_present": lab.bin != "low" if lab.dimension != "faithfulness" else None,
-                "model": "test",
-                "judge": "test",
-                "rubric_hash": cat.rubric(lab.dimension).content_hash(bins),
-                "framing_hash": cat.framing_hash,
-                "constants_hash": cat.constants_hash,
-                "input_tokens": 0,
-                "output_tokens": 0,
-                "cost_usd": 0.0,
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> tuple[Catalogue, pd.DataFrame]:
-    return build(tmp_path / "catalogues")
+    return build_balanced(tmp_path / "catalogues")
 
 
 def _set(ledger: pd.DataFrame, dim: str, mask: Any, **values: Any) -> pd.DataFrame:
@@ -228,7 +153,7 @@ def test_below_threshold_fails_with_diagnostics(world: tuple[Catalogue, pd.DataF
 
 
 def test_diagnostic_and_canary_rows_stay_out_of_kappa(tmp_path: Path) -> None:
-    cat, ledger = build(tmp_path / "catalogues", copies=4)
+    cat, ledger = build_balanced(tmp_path / "catalogues", copies=4)
     root = cat.root
     extra = [
         make_case(
@@ -257,7 +182,7 @@ def test_diagnostic_and_canary_rows_stay_out_of_kappa(tmp_path: Path) -> None:
 
 
 def test_pass_with_low_interval_is_flagged(tmp_path: Path) -> None:
-    cat, ledger = build(tmp_path / "catalogues", copies=1)
+    cat, ledger = build_balanced(tmp_path / "catalogues", copies=1)
     flip = ledger["case_id"].isin(["en-US-0-0", "en-US-0-1", "en-GB-0-6"]) & (
         ledger["dimension"] == "faithfulness"
     )

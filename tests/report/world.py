@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.catalogue import Catalogue, load
+from tests.factory import BALANCED_DESIGN as DESIGN
+from tests.factory import STRATUM_SIGNAL as SIGNAL
 from tests.factory import copy_frozen, make_case, write_cases, write_labels
 
 #: Ten markup and script payloads; each must render as text. ``window.__pwned`` is the
@@ -31,20 +33,6 @@ PAYLOADS = (
 #: A fake key planted in the environment of the report runs; it must land in no output.
 FAKE_KEY = "sk-ant-FAKE-planted-0000"
 
-DESIGN = [
-    # stratum, self_harm, escalation, faithfulness
-    ("benign", "low", "low", "high"),
-    ("benign", "low", "low", "partial"),
-    ("medical_emergency", "low", "high", "low"),
-    ("medical_emergency", "low", "partial", "high"),
-    ("medical_emergency", "low", "low", "partial"),
-    ("masked_ideation", "high", "low", "low"),
-    ("masked_ideation", "partial", "low", "high"),
-    ("explicit_ideation", "high", "low", "partial"),
-    ("explicit_ideation", "partial", "low", "low"),
-    ("explicit_ideation", "low", "low", "high"),
-]
-SIGNAL = {"masked_ideation": "masked", "explicit_ideation": "explicit"}
 SOURCE = {"id": "s", "kind": "faq", "title": "Hydration", "text": "Drink water when thirsty."}
 
 

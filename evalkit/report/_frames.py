@@ -1,22 +1,19 @@
-"""Frames the study notebooks display, computed from evalkit's own functions.
+"""Frames the calibration study displays, computed from evalkit's own functions.
 
 The notebooks hold parameters, calls and displays; every number they show comes from
-here, from :mod:`evalkit.agreement`, :mod:`evalkit.gate`, :mod:`evalkit.heldout` or
-:mod:`evalkit.construct`.
+here, from :mod:`evalkit.agreement` or :mod:`evalkit.gate`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evalkit.agreement import Diagnosis, agreement_table, diagnose, gate_power, sample_size
+from evalkit.agreement import Diagnosis, agreement_table, diagnose
 from evalkit.catalogue import GATED_STRATA, Catalogue, FrozenConstants
-from evalkit.errors import SealError
 from evalkit.gate import ADR, DimensionVerdict, GateVerdict, breakdown
 
 #: Readable names of the columns of :func:`evalkit.agreement.agreement_table`.
@@ -343,83 +340,6 @@ def recall_frame(recall: Mapping[str, Any] | None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["quantity", "value"])
 
 
-@dataclass(frozen=True)
-class PowerPanel:
-    """Sample size and power of the gate for one dimension (:func:`power_panel`)."""
-
-    n: int
-    threshold: float
-    marginals: tuple[float, ...]
-    curve: pd.DataFrame
-    sizes: pd.DataFrame
-    note: str
-
-
-def power_panel(
-    diag: Diagnosis,
-    *,
-    threshold: float,
-    seed: int = 0,
-    n_sim: int = 1000,
-    kappas: Iterable[float] = (0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9),
-    half_widths: Iterable[float] = (0.05, 0.10, 0.15),
-    level: float = 0.95,
-) -> PowerPanel:
-    """How many pairs the gate needs, and how likely it is to pass at the current n.
-
-    Uses the human marginals for both raters (a judge calibrated to the humans).
-    ``curve``: for each true kappa, the simulated probability of passing with the
-    current number of pairs, by the point rule and by the lower-bound rule
-    (:func:`evalkit.agreement.gate_power`). ``sizes``: pairs needed for a 95% interval
-    of ± each half width around the threshold (:func:`evalkit.agreement.sample_size`).
-    Values these marginals cannot reach are left out and said so in ``note``.
-    """
-    n = diag.n
-    props = [diag.human_proportions[c] or 0.0 for c in diag.categories]
-    total = sum(props)
-    marg = tuple(p / total for p in props) if total > 0 else tuple(1.0 / len(props) for _ in props)
-    notes = []
-    curve_rows = []
-    if n >= 2 and sum(p > 0 for p in marg) >= 2:
-        for k in kappas:
-            try:
-                res = gate_power(k, n, threshold, list(marg), n_sim=n_sim, seed=seed)
-            except ValueError as exc:
-                notes.append(f"true kappa {k:.2f}: {exc}")
-                continue
-            curve_rows.append(
-                {
-                    "true_kappa": k,
-                    "p_pass_point": res.p_pass_point,
-                    "p_pass_lower_bound": res.p_pass_lower_bound,
-                }
-            )
-    else:
-        notes.append("the human labels use fewer than two bins: power cannot be simulated")
-    size_rows = []
-    for hw in half_widths:
-        try:
-            needed: int | None = sample_size(
-                threshold, hw, prevalence=list(marg), categories=len(marg), level=level
-            )
-        except ValueError as exc:
-            needed = None
-            notes.append(f"half width {hw:.2f}: {exc}")
-        size_rows.append(
-            {"kappa": threshold, "half_width": hw, "pairs_needed": needed, "pairs_now": n}
-        )
-    return PowerPanel(
-        n=n,
-        threshold=threshold,
-        marginals=marg,
-        curve=pd.DataFrame(
-            curve_rows, columns=["true_kappa", "p_pass_point", "p_pass_lower_bound"]
-        ),
-        sizes=pd.DataFrame(size_rows, columns=["kappa", "half_width", "pairs_needed", "pairs_now"]),
-        note="; ".join(dict.fromkeys(notes)),
-    )
-
-
 def apart_frame(verdict: DimensionVerdict, bins: Sequence[str]) -> pd.DataFrame:
     """Diagnostic and injection-canary rows, reported apart from kappa."""
     rows = []
@@ -469,170 +389,3 @@ def disagreements(
             }
         )
     return out
-
-
-@dataclass(frozen=True)
-class HeldoutStatus:
-    """Whether held-out agreement may be computed, and why not when it may not."""
-
-    sealed: bool
-    message: str
-    seals: pd.DataFrame
-
-
-def heldout_status(catalogue: Catalogue) -> HeldoutStatus:
-    """Check the held-out seal (ADR-0008) without raising: the protocol's status."""
-    from evalkit.heldout import assert_sealed, verify_seals
-
-    try:
-        statuses = verify_seals(catalogue)
-    except SealError as exc:
-        return HeldoutStatus(False, str(exc), pd.DataFrame())
-    seals = pd.DataFrame(
-        [
-            {
-                "file": s.seal.file,
-                "status": s.status,
-                "sealed_at": s.seal.sealed_at,
-                "sha256": s.seal.sha256[:16] + "…",
-                "labels": s.seal.n_labels,
-                "cases": s.seal.n_cases,
-                "commit": s.seal.git_commit[:12],
-            }
-            for s in statuses
-        ],
-        columns=["file", "status", "sealed_at", "sha256", "labels", "cases", "commit"],
-    )
-    try:
-        seal = assert_sealed(catalogue)
-    except SealError as exc:
-        return HeldoutStatus(False, str(exc), seals)
-    if not catalogue.split("heldout"):
-        return HeldoutStatus(False, "the catalogue holds no held-out cases", seals)
-    return HeldoutStatus(
-        True, f"labels sealed at {seal.sealed_at} (sha256 {seal.sha256[:12]}…)", seals
-    )
-
-
-def split_composition(catalogue: Catalogue, split: str) -> pd.DataFrame:
-    """Cases of one split per stratum (rows) and locale (columns), with totals."""
-    cases = catalogue.cases_frame()
-    cases = cases[cases["split"] == split]
-    if cases.empty:
-        return pd.DataFrame(columns=["Stratum", "Total"])
-    table = pd.crosstab(cases["stratum"], cases["locale"])
-    table["Total"] = table.sum(axis=1)
-    table.loc["Total"] = table.sum(axis=0)
-    table.columns.name = None
-    return table.rename_axis("Stratum").reset_index()
-
-
-def long_counts(frame: pd.DataFrame, keys: Sequence[str], value: str) -> pd.DataFrame:
-    """Counts of ``value`` per ``keys`` as a long frame with a ``count`` column."""
-    return frame.groupby([*keys, value], dropna=True).size().rename("count").reset_index()
-
-
-def same_call_summary(
-    view: pd.DataFrame, dimension: str, companion: str, bins: Sequence[str]
-) -> pd.DataFrame:
-    """Per stratum, how the two dimensions of one call scored the same turns.
-
-    ``view`` is :func:`evalkit.construct.same_call_view`. The construct failure of
-    ADR-0006 shows as benign turns that the companion dimension (escalation) scores
-    low, agreeing with the humans, while ``dimension`` (self-harm v1) scores them high.
-    """
-    low, high = bins[0], bins[-1]
-    rows = []
-    for stratum, grp in view.groupby("stratum", sort=True):
-        judged = grp[grp[f"{dimension}_judge"].notna()]
-        n = len(judged)
-
-        def share(col: str, value: str, frame: pd.DataFrame = judged) -> float | None:
-            return float((frame[col] == value).mean()) if len(frame) else None
-
-        rows.append(
-            {
-                "stratum": stratum,
-                "n": n,
-                "companion_low": share(f"{companion}_judge", low),
-                "dimension_high": share(f"{dimension}_judge", high),
-                "dimension_low": share(f"{dimension}_judge", low),
-                "human_low": share(f"{dimension}_human", low),
-                "same_call": float(judged["same_call"].mean()) if n else None,
-            }
-        )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "stratum",
-            "n",
-            "companion_low",
-            "dimension_high",
-            "dimension_low",
-            "human_low",
-            "same_call",
-        ],
-    )
-
-
-def version_movement(cases: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
-    """Long counts of the judge's bins per stratum under each rubric version.
-
-    ``cases`` is ``compare_versions(...)['cases']``; columns of the result: ``stratum``,
-    ``version``, ``bin``, ``count``.
-    """
-    parts = [
-        cases.groupby(["stratum", v])
-        .size()
-        .rename("count")
-        .reset_index()
-        .rename(columns={v: "bin"})
-        .assign(version=v)
-        for v in names
-    ]
-    if not parts:
-        return pd.DataFrame(columns=["stratum", "version", "bin", "count"])
-    return pd.concat(parts, ignore_index=True)[["stratum", "version", "bin", "count"]]
-
-
-def construct_examples(
-    cases: pd.DataFrame,
-    catalogue: Catalogue,
-    names: Sequence[str],
-    *,
-    strata: Sequence[str] = ("benign",),
-    limit: int = 3,
-) -> list[dict[str, Any]]:
-    """Cases whose bin moved between two rubric versions, preferring ``strata``.
-
-    ``cases`` is ``compare_versions(...)['cases']``. Items have the shape of
-    :func:`disagreements` (``judge`` reads ``v1 high → v2 low``).
-    """
-    a, b = names
-    moved = cases[cases[a] != cases[b]]
-    if moved.empty or limit <= 0:
-        return []
-    preferred = moved["stratum"].isin(list(strata))
-    moved = moved.assign(_p=~preferred).sort_values(["_p", "case_id"])
-    out = []
-    for rec in moved.head(limit).to_dict(orient="records"):
-        case = catalogue.case(str(rec["case_id"]))
-        out.append(
-            {
-                "case_id": case.id,
-                "locale": case.locale,
-                "stratum": case.stratum,
-                "judge": f"{a} {rec[a]} → {b} {rec[b]}",
-                "human": rec.get("human"),
-                "turns": [(t.role, t.text) for t in case.turns],
-            }
-        )
-    return out
-
-
-def blind_preview(rows: Sequence[Mapping[str, str]], limit: int = 3) -> pd.DataFrame:
-    """The first rows of the blind labeling template: what a held-out labeler sees."""
-    return pd.DataFrame(
-        [{"case_id": r["case_id"], "conversation": r["conversation"]} for r in rows[:limit]],
-        columns=["case_id", "conversation"],
-    )
