@@ -54,8 +54,11 @@ browser:
 	elif ! command -v apt-get >/dev/null 2>&1; then echo "browser: /usr/bin/chromium missing and no apt-get: not installing (report browser tests will skip)"; \
 	else apt-get update -qq && apt-get install -y -qq chromium >/dev/null || echo "browser: apt-get install chromium failed (report browser tests will skip)"; fi
 
+## Every benchmark script in benchmarks/ (they print figures and PASS/MISS; none fails).
 bench: setup
-	$(BIN)/python benchmarks/bench_agreement.py
+	@set -e; for script in benchmarks/bench_*.py; do \
+	  echo "== $$script"; $(BIN)/python $$script; echo; \
+	done
 
 ## Re-resolve the lock file after changing dependencies in pyproject.toml.
 lock: setup

@@ -125,12 +125,13 @@ def retry_delay(
 ) -> float:
     """Delay before attempt ``attempt + 1`` (``attempt`` counts from 1).
 
-    A server's retry-after is honoured as given (up to ``max_wait``); otherwise
-    exponential backoff ``base * 2**(attempt-1)`` capped at ``cap``, with jitter
-    in [0.75, 1].
+    A server's retry-after is honoured as a minimum (up to ``max_wait``), plus a
+    jitter of up to a quarter of it, so that callers told to wait the same time do not
+    all retry in the same instant and collide again; otherwise exponential backoff
+    ``base * 2**(attempt-1)`` capped at ``cap``, with jitter in [0.75, 1].
     """
     if retry_after is not None:
-        return min(retry_after, max_wait)
+        return min(retry_after * random.uniform(1.0, 1.25), max_wait)
     return min(base * 2.0 ** (attempt - 1), cap) * random.uniform(0.75, 1.0)
 
 

@@ -187,7 +187,12 @@ async def _run_batches(
             if await backend.batch_status(batch_id) != "ended":
                 continue
             replies = await backend.batch_results(batch_id)
+            # A crash while collecting leaves the batch open with some items recorded:
+            # those are final and must not be asked again (nor paid for twice).
+            recorded = ledger.statuses(open_batches[batch_id])
             for key, meta in open_batches[batch_id].items():
+                if recorded.get(key) in FINAL_STATUSES:
+                    continue
                 first = replies.get(key) or Reply("error", error="no result in the batch")
                 rec = await _resolve(
                     backend, meta, by_key.get(key), first, max_parse_retries, batch_id

@@ -180,6 +180,10 @@ class AnthropicBackend:
                 wait = None
             except anthropic.APIError as exc:  # e.g. a response that does not validate
                 raise _Failed(self._describe(exc), attempt) from None
+            except ValueError as exc:  # a 200 whose body is not JSON: retried like a drop
+                if attempt > self.max_retries:
+                    raise _Failed(self._scrub(f"malformed response: {exc}"), attempt) from None
+                wait = None
             await asyncio.sleep(
                 retry_delay(attempt, wait, base=self.backoff_base, max_wait=self.max_retry_wait)
             )
@@ -254,7 +258,23 @@ class AnthropicBackend:
                 attempts=failed.attempts,
                 latency_s=time.monotonic() - t0,
             )
-        return self.reply_from_message(msg, attempts=attempts, latency_s=time.monotonic() - t0)
+        return self._safe_reply(msg, attempts=attempts, latency_s=time.monotonic() - t0)
+
+    def _safe_reply(
+        self, msg: Any, *, attempts: int, latency_s: float, batch: bool = False
+    ) -> Reply:
+        """:meth:`reply_from_message`, or an ``error`` reply when ``msg`` is not a proper
+        Message (no usage, no content, an error object sent with HTTP 200): recorded and
+        counted, so a re-run retries it instead of stopping at it."""
+        try:
+            return self.reply_from_message(msg, attempts=attempts, latency_s=latency_s, batch=batch)
+        except (AttributeError, TypeError, ValueError) as exc:
+            return Reply(
+                "error",
+                error=self._scrub(f"malformed message: {type(exc).__name__}: {exc}"),
+                attempts=attempts,
+                latency_s=latency_s,
+            )
 
     def reply_from_message(
         self, msg: anthropic.types.Message, *, attempts: int, latency_s: float, batch: bool = False
@@ -368,7 +388,7 @@ class AnthropicBackend:
             async for item in decoder:
                 res = item.result
                 if res.type == "succeeded":
-                    out[item.custom_id] = self.reply_from_message(
+                    out[item.custom_id] = self._safe_reply(
                         res.message, attempts=1, latency_s=0.0, batch=True
                     )
                 elif res.type == "errored":
