@@ -64,7 +64,9 @@ def kappa_parts(tables: FloatArray, w: FloatArray) -> tuple[FloatArray, FloatArr
 def kappa_variance(tables: FloatArray, w: FloatArray) -> FloatArray:
     """Vectorised Fleiss–Cohen–Everitt (1969) non-null variance of (weighted) kappa.
 
-    NaN where kappa is undefined; clipped at 0 against rounding.
+    NaN where kappa is undefined. The numerator is a difference of two terms of order
+    one; when they agree to 12 significant digits it is rounding noise, and the variance
+    is taken as 0 (so that swapping the raters cannot turn noise into a different SE).
     """
     t = np.asarray(tables, dtype=np.float64)
     n = t.sum(axis=(-2, -1))
@@ -78,7 +80,9 @@ def kappa_variance(tables: FloatArray, w: FloatArray) -> FloatArray:
         dev = w - (wbar_row[..., :, None] + wbar_col[..., None, :]) * one_minus
         first = (t * dev**2).sum(axis=(-2, -1)) / n
         second = (kappa - p_e * (1.0 - kappa)) ** 2
-        var = (first - second) / (n * (1.0 - p_e) ** 2)
+        num = first - second
+        num = np.where(np.abs(num) <= 1e-12 * np.maximum(np.abs(first), np.abs(second)), 0.0, num)
+        var = num / (n * (1.0 - p_e) ** 2)
     return np.where(np.isnan(var), np.nan, np.maximum(var, 0.0))
 
 
@@ -175,9 +179,7 @@ def kappa_from_table(
     value = float(kappa)
     se = float(np.sqrt(kappa_variance(t, w)))
     if se == 0.0:
-        notes.append(
-            "the large-sample SE is 0 (perfect agreement): the Wald interval is degenerate"
-        )
+        notes.append("the large-sample SE is 0: the Wald interval is degenerate")
     return result(value, se, p_o, p_e, OK)
 
 

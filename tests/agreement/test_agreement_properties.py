@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from evalkit.agreement import (
@@ -18,7 +18,8 @@ from evalkit.agreement import (
 )
 from evalkit.agreement._krippendorff import alpha_from_table
 
-SETTINGS = settings(max_examples=120, deadline=None)
+# derandomize: CI runs the same examples every time, so a red build is reproducible.
+SETTINGS = settings(max_examples=120, deadline=None, derandomize=True)
 WEIGHTS = st.sampled_from([None, "linear", "quadratic"])
 
 
@@ -43,6 +44,9 @@ def close(x: float | None, y: float | None) -> bool:
 
 @SETTINGS
 @given(rated_pairs(), WEIGHTS)
+# Found by hypothesis: kappa ~ 0 with a variance that is rounding noise; the two orders
+# gave SEs of 7.7e-9 and 9.5e-9 before tiny variances were taken as 0.
+@example((["c0", "c0", "c1", None], ["c1", "c2", "c3", "c0"], ["c0", "c1", "c2", "c3"]), "linear")
 def test_kappa_is_symmetric_in_the_raters(data: Any, weights: str | None) -> None:
     a, b, cats = data
     ab = cohens_kappa(a, b, cats, weights=weights)
