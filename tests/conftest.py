@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.factory import build_mini_catalogue
+
 # Property tests draw the same examples on every run, so a red CI build is reproducible.
 settings.register_profile("evalkit", derandomize=True, deadline=None)
 settings.load_profile("evalkit")
-
-from tests.factory import build_mini_catalogue
 
 
 @pytest.fixture
