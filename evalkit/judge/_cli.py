@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit.catalogue import load
-from evalkit.errors import EvalkitError, JudgeError
+from evalkit.errors import JudgeError
 from evalkit.judge._ledger import Ledger
 from evalkit.judge._run import Plan, judge_cases
 
@@ -169,24 +169,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"{errors} request(s) ended in error; re-run to retry them", file=sys.stderr)
         return 1
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m evalkit.judge._cli judge ...``: the judge command alone.
-
-    Same parser and behaviour as ``evalkit judge``, without importing the other
-    subcommands (useful for quick subprocesses).
-    """
-    parser = argparse.ArgumentParser(prog="evalkit")
-    register(parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
-    args = parser.parse_args(argv)
-    try:
-        code: int = args.func(args)
-    except EvalkitError as exc:
-        print(f"evalkit judge: {exc}", file=sys.stderr)
-        return 2
-    return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -12,12 +12,13 @@ set, local servers need none, and it is scrubbed from every error. Retries follo
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
+from evalkit.errors import JudgeError
+from evalkit.judge.openai import parse_openai_spec as _parse_judge_spec
 from evalkit.runner._policy import Failure, retrying, scrub
 from evalkit.runner._types import (
     Message,
@@ -28,18 +29,14 @@ from evalkit.runner._types import (
     fingerprint_of,
 )
 
-_SPEC = re.compile(r"^(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(\S+)$")
-
 
 def parse_openai_spec(rest: str) -> tuple[str, str]:
-    """Split ``URL:MODEL`` (the part after ``openai:``); RunnerError if malformed."""
-    m = _SPEC.match(rest)
-    if m is None:
-        raise RunnerError(
-            f"openai target: cannot read {rest!r}; expected openai:URL:MODEL, "
-            "e.g. openai:http://127.0.0.1:8080/v1:my-model"
-        )
-    return m.group(1).rstrip("/"), m.group(2)
+    """Split ``URL:MODEL`` (the part after ``openai:``) as the judge does; RunnerError if
+    malformed."""
+    try:
+        return _parse_judge_spec(rest)
+    except JudgeError as exc:
+        raise RunnerError(str(exc).replace("openai judge", "openai target")) from None
 
 
 class OpenAITarget:

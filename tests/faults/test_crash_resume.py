@@ -74,7 +74,7 @@ def test_sigkill_ten_times_then_resume_answers_everything_once(tmp_path: Path) -
     ledger = tmp_path / "ledger.sqlite"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "EVALKIT_"))}
     cmd = [
-        sys.executable, "-m", "evalkit.judge._cli", "judge",
+        sys.executable, "-m", "evalkit", "judge",
         "--judge", f"anthropic:{MODEL}", "--ledger", str(ledger), "--catalogue", str(root),
         "--yes", "--quiet", "--concurrency", str(CONCURRENCY),
     ]  # fmt: skip
@@ -164,7 +164,7 @@ def test_sigkill_while_collecting_a_batch_re_asks_nothing_already_recorded(
     ledger = tmp_path / "ledger.sqlite"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "EVALKIT_"))}
     cmd = [
-        sys.executable, "-m", "evalkit.judge._cli", "judge",
+        sys.executable, "-m", "evalkit", "judge",
         "--judge", f"anthropic:{MODEL}", "--ledger", str(ledger), "--catalogue", str(root),
         "--yes", "--quiet", "--batch", "--batch-poll", "0.05",
     ]  # fmt: skip

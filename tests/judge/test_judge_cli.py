@@ -237,7 +237,7 @@ def test_sigkill_mid_run_then_resume_sends_nothing_twice(tmp_path: Path) -> None
     cmd = [
         sys.executable,
         "-m",
-        "evalkit.judge._cli",  # `evalkit judge` without the other subcommands' imports
+        "evalkit",
         "judge",
         "--judge",
         f"anthropic:{MODEL}",
