@@ -7,7 +7,13 @@
 from evalkit.gate._advice import kappa_max, label_balance, rebalancing_advice
 from evalkit.gate._breakdown import breakdown
 from evalkit.gate._evaluate import FAILED_STATUSES, evaluate, miss_rate_upper_bound, thin_bins
-from evalkit.gate._pairs import PAIR_COLUMNS, final_turn_rows, join_pairs, labels_frame
+from evalkit.gate._pairs import (
+    PAIR_COLUMNS,
+    final_turn_rows,
+    join_pairs,
+    labels_frame,
+    repeated_answers,
+)
 from evalkit.gate._verdict import ADR, DimensionVerdict, GateVerdict, Reason
 
 __all__ = [
@@ -26,5 +32,6 @@ __all__ = [
     "labels_frame",
     "miss_rate_upper_bound",
     "rebalancing_advice",
+    "repeated_answers",
     "thin_bins",
 ]

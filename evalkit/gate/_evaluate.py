@@ -26,7 +26,7 @@ from scipy import stats
 from evalkit.agreement import bootstrap_ci, cohens_kappa, diagnose
 from evalkit.catalogue import GATED_STRATA, IDEATION_STRATA, Catalogue, FrozenConstants, Label
 from evalkit.gate._advice import rebalancing_advice
-from evalkit.gate._pairs import join_pairs
+from evalkit.gate._pairs import join_pairs, labels_frame, repeated_answers
 from evalkit.gate._verdict import DimensionVerdict, GateVerdict, Reason
 
 #: Statuses of judge answers that count against the frozen share.
@@ -107,27 +107,62 @@ def _expected_hashes(source: Catalogue | FrozenConstants) -> dict[str, Any]:
     }
 
 
-def _foreign_rows(rows: pd.DataFrame, dim: str, expected: dict[str, Any]) -> list[str]:
-    problems = []
+def _matching(rows: pd.DataFrame, dim: str, expected: dict[str, Any]) -> pd.Series:
+    """Which ledger rows were produced under the framing, constants and rubric in force."""
+    ok = pd.Series(True, index=rows.index)
     for col in ("constants_hash", "framing_hash"):
         if col in rows.columns:
-            bad = rows[rows[col] != expected[col]]
-            if len(bad):
-                problems.append(f"{len(bad)} row(s) under another {col.replace('_', ' ')}")
-    if "rubric_hash" in rows.columns:
-        want = expected["rubric_hashes"].get(dim)
-        if want is not None:
-            bad = rows[rows["rubric_hash"] != want]
-            if len(bad):
-                problems.append(f"{len(bad)} row(s) under another rubric than the one in force")
-        elif rows["rubric_hash"].nunique() > 1:
-            problems.append("rows under more than one rubric")
-    return problems
+            ok &= rows[col] == expected[col]
+    want = expected["rubric_hashes"].get(dim)
+    if want is not None and "rubric_hash" in rows.columns:
+        ok &= rows["rubric_hash"] == want
+    return ok
+
+
+def _foreign_reasons(rows: pd.DataFrame, matching: pd.Series, dim: str) -> list[Reason]:
+    """Rows under other constants: a hard fail where they stand in for missing answers.
+
+    A ledger may serve several studies (rubric v1 against v2, per-turn judging), so rows
+    under another rubric are set aside and said so. It is a hard fail when a case was
+    scored only under other constants (the ledger was produced for another gate), or,
+    when the rubric in force is unknown, when the rows disagree on the rubric.
+    """
+    reasons = []
+    foreign = rows[~matching]
+    only_foreign = set(foreign["case_id"]) - set(rows[matching]["case_id"])
+    if only_foreign:
+        reasons.append(
+            Reason(
+                "foreign_ledger",
+                "hard_fail",
+                f"{len(only_foreign)} case(s) were scored only under a framing, rubric or "
+                f"constants other than the ones being gated (e.g. "
+                f"{', '.join(sorted(map(str, only_foreign))[:3])})",
+                "adr-0005",
+            )
+        )
+    elif len(foreign):
+        reasons.append(
+            Reason(
+                "foreign_rows_set_aside",
+                "note",
+                f"{len(foreign)} ledger row(s) under another rubric, framing or constants "
+                "(another study's) were set aside",
+                "adr-0003",
+            )
+        )
+    if "rubric_hash" in rows.columns and rows[matching]["rubric_hash"].nunique() > 1:
+        reasons.append(
+            Reason("foreign_ledger", "hard_fail", "rows under more than one rubric", "adr-0005")
+        )
+    return reasons
 
 
 def _evaluate_dimension(
     dim: str,
-    pairs: pd.DataFrame,
+    labels: pd.DataFrame | Sequence[Label],
+    catalogue: Catalogue | None,
+    split: str | None,
     ledger_rows: pd.DataFrame,
     constants: FrozenConstants,
     expected: dict[str, Any],
@@ -140,15 +175,22 @@ def _evaluate_dimension(
     def add(code: str, severity: str, message: str, adr: str) -> None:
         reasons.append(Reason(code, severity, message, adr))  # type: ignore[arg-type]
 
-    foreign = _foreign_rows(ledger_rows, dim, expected)
-    if foreign:
+    matching = _matching(ledger_rows, dim, expected)
+    reasons.extend(_foreign_reasons(ledger_rows, matching, dim))
+    ledger_rows = ledger_rows[matching]
+    repeats = int(repeated_answers(ledger_rows).get(dim, 0)) if len(ledger_rows) else 0
+    if repeats:
         add(
-            "foreign_ledger",
-            "hard_fail",
-            "ledger produced under other constants: " + "; ".join(foreign),
+            "repeated_answers",
+            "note",
+            f"{repeats} case(s) were answered more than once at their final turn (the same "
+            "turn judged in different call groupings); the latest answer is used",
             "adr-0005",
         )
-
+    pairs = join_pairs(ledger_rows, labels, catalogue)
+    pairs = pairs[pairs["dimension"] == dim]
+    if catalogue is not None and split is not None:
+        pairs = pairs[pairs["split"] == split]
     known_strata = pairs["stratum"].notna().any()
     gated = pairs[pairs["stratum"].isin(GATED_STRATA)] if known_strata else pairs
     apart_rows = pairs[~pairs.index.isin(gated.index)]
@@ -348,9 +390,7 @@ def evaluate(
     frozen = catalogue.constants if catalogue is not None else constants
     assert isinstance(frozen, FrozenConstants)
     expected = _expected_hashes(constants)
-    pairs = join_pairs(ledger, labels, catalogue)
-    if catalogue is not None and split is not None:
-        pairs = pairs[pairs["split"] == split]
+    lab = labels_frame(labels)
     verdicts = {}
     for dim in frozen.gated_dimensions:
         rows = ledger[ledger["dimension"] == dim] if len(ledger) else ledger
@@ -358,7 +398,15 @@ def evaluate(
             ids = {c.id for c in catalogue.split(split)}
             rows = rows[rows["case_id"].isin(ids)]
         verdicts[dim] = _evaluate_dimension(
-            dim, pairs[pairs["dimension"] == dim], rows, frozen, expected, n_resamples, seed
+            dim,
+            lab[lab["dimension"] == dim],
+            catalogue,
+            split,
+            rows,
+            frozen,
+            expected,
+            n_resamples,
+            seed,
         )
     passed = all(v.verdict == "PASS" for v in verdicts.values())
     return GateVerdict(overall="PASS" if passed else "FAIL", dimensions=verdicts, hashes=expected)

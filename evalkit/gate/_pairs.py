@@ -67,13 +67,19 @@ def join_pairs(
     without a label (``human_bin`` missing) and a labelled case the judge never scored
     (``status`` missing) both stay visible. ``judge_bin`` is missing whenever the judge
     answer was not ``ok``. Case metadata (locale, stratum, split, template family) comes
-    from ``catalogue`` when given, otherwise stays missing.
+    from ``catalogue`` when given, otherwise stays missing. When a ledger holds more than
+    one final-turn answer for a case and dimension (the same turn judged in different
+    call groupings, say by the onset study and by a calibration run), the latest by
+    ``created_at`` is used; :func:`repeated_answers` counts such cases.
     """
     lab = labels_frame(labels)[["case_id", "dimension", "bin"]].rename(columns={"bin": "human_bin"})
     cols = ["case_id", "dimension", "turn", "bin", "status"]
     if "signal_present" in ledger.columns:
         cols.append("signal_present")
-    judged = final_turn_rows(ledger)[cols].rename(columns={"bin": "judge_bin"})
+    final = final_turn_rows(ledger)
+    if "created_at" in final.columns:
+        final = final.sort_values("created_at", kind="stable")
+    judged = final[cols].rename(columns={"bin": "judge_bin"})
     judged = judged.drop_duplicates(["case_id", "dimension"], keep="last")
     pairs = judged.merge(lab, on=["case_id", "dimension"], how="outer")
     pairs.loc[pairs["status"] != "ok", "judge_bin"] = None
@@ -86,3 +92,12 @@ def join_pairs(
         if col not in pairs.columns:
             pairs[col] = None
     return pairs[list(PAIR_COLUMNS)].sort_values(["dimension", "case_id"], ignore_index=True)
+
+
+def repeated_answers(ledger: pd.DataFrame) -> pd.Series:
+    """Per dimension, how many cases have more than one final-turn answer in ``ledger``."""
+    final = final_turn_rows(ledger)
+    if final.empty:
+        return pd.Series(dtype="int64")
+    counts = final.groupby(["dimension", "case_id"]).size()
+    return (counts > 1).groupby(level="dimension").sum().astype("int64")

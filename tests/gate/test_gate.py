@@ -290,3 +290,20 @@ def test_skewed_humans_get_rebalancing_advice(world: tuple[Catalogue, pd.DataFra
     esc = verdict.dimensions["escalation"]
     assert "skewed_marginal" in codes(verdict, "escalation")
     assert esc.advice and {row["locale"] for row in esc.advice} <= {"en-US", "en-GB"}
+
+
+def test_rows_of_another_study_are_set_aside_not_mixed_in(
+    world: tuple[Catalogue, pd.DataFrame],
+) -> None:
+    cat, ledger = world
+    v1 = ledger[ledger["dimension"] == "self_harm"].copy()
+    v1["rubric_hash"] = cat.rubric("self_harm", "v1").content_hash(cat.constants.bins)
+    v1["bin"] = "high"  # what a v1 judge might say; must not reach the v2 verdict
+    v1["request_key"] = "v1-" + v1["request_key"]
+    v1["created_at"] = "2999-01-01T00:00:00+00:00"  # even when it is the latest answer
+    mixed = pd.concat([ledger.assign(created_at="2026-01-01T00:00:00+00:00"), v1])
+    verdict = evaluate(mixed, cat.labels, cat)
+    sh = verdict.dimensions["self_harm"]
+    assert sh.verdict == "PASS" and sh.kappa == pytest.approx(1.0)
+    assert "foreign_rows_set_aside" in codes(verdict, "self_harm")
+    assert "foreign_ledger" not in codes(verdict, "self_harm")
