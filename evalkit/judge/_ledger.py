@@ -257,9 +257,17 @@ class Ledger:
                 ),
             )
 
-    def records(self, keys: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """Requests as dicts (``REQUEST_FIELDS`` plus ``results``), oldest first."""
-        cols = ",".join(REQUEST_FIELDS)
+    def records(
+        self, keys: Sequence[str] | None = None, *, with_raw: bool = True
+    ) -> list[dict[str, Any]]:
+        """Requests as dicts (``REQUEST_FIELDS`` plus ``results``), oldest first.
+
+        ``with_raw=False`` leaves ``raw_response`` as None without reading it: the raw
+        answers are most of a large ledger's memory, and the frame does not show them.
+        """
+        cols = ",".join(
+            "NULL" if f == "raw_response" and not with_raw else f for f in REQUEST_FIELDS
+        )
         rows = self._db.execute(
             f"SELECT {cols} FROM requests ORDER BY created_at, request_key"
         ).fetchall()
@@ -292,7 +300,7 @@ class Ledger:
 
     def frame(self, keys: Sequence[str] | None = None) -> pd.DataFrame:
         """The long frame of :func:`load_ledger`, limited to ``keys`` if given."""
-        return records_frame(self.records(keys))
+        return records_frame(self.records(keys, with_raw=False))
 
     # -- batches --------------------------------------------------------------------
 
