@@ -160,3 +160,33 @@ def test_cli_template_seal_verify(tmp_path: Path) -> None:
     filled.write_text(filled.read_text().replace("low", "high", 1))
     bad = subprocess.run([*run, "verify"], capture_output=True, text=True)
     assert bad.returncode == 1 and "TAMPERED" in bad.stdout and "labels.csv" in bad.stdout
+
+
+def test_gate_on_the_heldout_split_end_to_end(tmp_path: Path) -> None:
+    """Template → fill → seal → judge → `evalkit gate --split heldout`; then tamper."""
+    from evalkit.judge import judge_cases
+
+    cat = with_heldout(tmp_path)
+    filled = fill(write_template(cat, tmp_path / "t.csv"), cat.root / "heldout" / "labels.csv")
+    seal_labels(cat, filled)
+    ledger = tmp_path / "ledger.sqlite"
+    judge_cases(cat, cat.split("heldout"), None, judge="baseline", ledger=ledger, progress=False)
+    gate = [
+        sys.executable,
+        "-m",
+        "evalkit",
+        "gate",
+        "--ledger",
+        str(ledger),
+        "--catalogue",
+        str(cat.root),
+        "--split",
+        "heldout",
+        "--json",
+    ]
+    out = subprocess.run(gate, capture_output=True, text=True)
+    assert out.returncode in (0, 1), out.stderr
+    assert '"self_harm"' in out.stdout and '"n": 3' in out.stdout
+    filled.write_text(filled.read_text().replace("owner", "someone else", 1))
+    tampered = subprocess.run(gate, capture_output=True, text=True)
+    assert tampered.returncode == 2 and "TAMPERED" in tampered.stderr
