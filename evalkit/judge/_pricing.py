@@ -3,6 +3,16 @@
 Prices are USD per million tokens as published on
 platform.claude.com/docs/en/about-claude/pricing, checked on :data:`PRICES_CHECKED`.
 They change: re-check before relying on a figure. Cache writes use the 5-minute rate.
+Batch results cost half (:data:`BATCH_DISCOUNT`). An unknown model gets cost None and a
+warning; a run with ``max_cost`` then refuses to start.
+
+Pinned models (:func:`is_pinned`): a Claude model id is pinned when it ends in a
+snapshot date ``-YYYYMMDD`` (models before the 4.6 generation, e.g.
+``claude-sonnet-4-5-20250929``), or when it is a dateless id of the 4.6 generation or
+later, ``claude-{name}-{major}[-{minor}]`` with version >= 4.6 (e.g.
+``claude-sonnet-4-6``, ``claude-opus-5``), which Anthropic documents as pinned.
+Floating aliases (``claude-sonnet-4-5``, ``claude-3-7-sonnet-latest``, ``*-latest``) and
+anything else are refused when running for the gate.
 """
 
 from __future__ import annotations

@@ -11,19 +11,9 @@
 * Retries: the SDK's own retries are off (``max_retries=0``) so that every attempt is
   counted here. 408, 409, 429, 5xx and 529 and timeouts/connection errors are retried
   up to ``max_retries`` times, waiting what ``retry-after``/``retry-after-ms`` says or
-  else exponential backoff (0.5 s doubling, capped at 8 s, with jitter).
-* Cost: :data:`PRICES` (USD per million tokens) as published on
-  platform.claude.com/docs/en/about-claude/pricing, checked :data:`PRICES_CHECKED`;
-  re-check before relying on a figure. Cache writes are priced at the 5-minute rate.
-  Batch results cost half (:data:`BATCH_DISCOUNT`). An unknown model gets cost None
-  and a warning; a run with ``max_cost`` then refuses to start.
-* Pinned models (:func:`is_pinned`): a Claude model id is pinned when it ends in a
-  snapshot date ``-YYYYMMDD`` (models before the 4.6 generation, e.g.
-  ``claude-sonnet-4-5-20250929``), or when it is a dateless id of the 4.6 generation or
-  later, ``claude-{name}-{major}[-{minor}]`` with version >= 4.6 (e.g.
-  ``claude-sonnet-4-6``, ``claude-opus-5``), which Anthropic documents as pinned.
-  Floating aliases (``claude-sonnet-4-5``, ``claude-3-7-sonnet-latest``, ``*-latest``)
-  and anything else are refused when ``for_gate`` is true.
+  else exponential backoff (0.5 s doubling, capped at 8 s); both with jitter.
+* Cost and the pinned-model rule (:func:`is_pinned`, refused floating aliases when
+  ``for_gate`` is true) live in :mod:`evalkit.judge._pricing`. Batch results cost half.
 * Batches: :meth:`AnthropicBackend.submit_batch` (custom_id = request key),
   :meth:`batch_status`, :meth:`batch_results`; the orchestrator stores the batch id
   in the ledger before polling so a restarted run resumes the same batch.
