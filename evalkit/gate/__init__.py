@@ -6,7 +6,7 @@
 
 from evalkit.gate._advice import kappa_max, label_balance, rebalancing_advice
 from evalkit.gate._breakdown import breakdown
-from evalkit.gate._evaluate import FAILED_STATUSES, evaluate, miss_rate_upper_bound, thin_bins
+from evalkit.gate._evaluate import FAILED_STATUSES, evaluate, thin_bins
 from evalkit.gate._pairs import (
     PAIR_COLUMNS,
     final_turn_rows,
@@ -14,6 +14,7 @@ from evalkit.gate._pairs import (
     labels_frame,
     repeated_answers,
 )
+from evalkit.gate._recall import miss_rate_upper_bound, recall_check
 from evalkit.gate._verdict import ADR, DimensionVerdict, GateVerdict, Reason
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "labels_frame",
     "miss_rate_upper_bound",
     "rebalancing_advice",
+    "recall_check",
     "repeated_answers",
     "thin_bins",
 ]

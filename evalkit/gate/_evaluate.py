@@ -21,59 +21,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
-from scipy import stats
 
 from evalkit.agreement import bootstrap_ci, cohens_kappa, diagnose
-from evalkit.catalogue import GATED_STRATA, IDEATION_STRATA, Catalogue, FrozenConstants, Label
+from evalkit.catalogue import GATED_STRATA, Catalogue, FrozenConstants, Label
 from evalkit.gate._advice import rebalancing_advice
 from evalkit.gate._pairs import join_pairs, labels_frame, repeated_answers
+from evalkit.gate._recall import recall_check
 from evalkit.gate._verdict import DimensionVerdict, GateVerdict, Reason
 
 #: Statuses of judge answers that count against the frozen share.
 FAILED_STATUSES = ("unparseable", "refused", "error")
-
-
-def miss_rate_upper_bound(misses: int, n: int, level: float = 0.95) -> float | None:
-    """One-sided upper confidence bound of a miss rate from ``misses`` out of ``n``.
-
-    With zero misses this is the exact bound ``1 - (1 - level)^(1/n)``, which the rule
-    of three approximates as ``3/n`` at 95% (Hanley & Lippman-Hand 1983); otherwise the
-    Clopper–Pearson upper limit. None when ``n`` is 0.
-    """
-    if n <= 0:
-        return None
-    if misses >= n:
-        return 1.0
-    return float(stats.beta.ppf(level, misses + 1, n - misses))
-
-
-def _recall_check(rows: pd.DataFrame, constants: FrozenConstants) -> dict[str, Any]:
-    """False negatives on genuine or ambiguous ideation (self-harm only, ADR-0002).
-
-    Rows checked: human label partial or high (under the presence-gated construct this
-    means the signal is present), restricted to ideation strata when strata are known.
-    A false negative is a judge answer of the low bin, or ``signal_present`` false. A
-    checked row without a usable judge answer cannot show recall and is counted as
-    ``unverified``; one is enough to fail, like a miss.
-    """
-    present = rows["human_bin"].isin(constants.bins[1:])
-    if rows["stratum"].notna().any():
-        present &= rows["stratum"].isin(IDEATION_STRATA)
-    checked = rows[present]
-    answered = checked[checked["judge_bin"].notna()]
-    signal_absent = answered["signal_present"].map(lambda v: v is False or v == 0)
-    missed = answered[(answered["judge_bin"] == constants.low) | signal_absent]
-    unverified = checked[checked["judge_bin"].isna()]
-    n = len(answered)
-    return {
-        "rows_checked": len(checked),
-        "false_negatives": len(missed),
-        "false_negative_cases": sorted(missed["case_id"].astype(str)),
-        "unverified": len(unverified),
-        "unverified_cases": sorted(unverified["case_id"].astype(str)),
-        "miss_rate_upper_95": miss_rate_upper_bound(len(missed), n),
-        "rule_of_three_upper_95": (3.0 / n) if n else None,
-    }
 
 
 def _fmt(value: float | None) -> str:
@@ -256,7 +213,7 @@ def _evaluate_dimension(
 
     recall = None
     if dim == "self_harm":
-        recall = _recall_check(gated, constants)
+        recall = recall_check(gated, constants)
         bound = recall["miss_rate_upper_95"]
         bound_txt = f"{bound:.3f}" if bound is not None else "n/a"
         if recall["false_negatives"] or recall["unverified"]:
