@@ -23,7 +23,6 @@ from evalkit.agreement._inputs import (
     make_pairs,
     missing_note,
 )
-from evalkit.agreement._kappa import Z95
 from evalkit.agreement._results import NO_PAIRS, OK, TOO_FEW_PAIRS, AgreementResult
 
 
@@ -65,23 +64,18 @@ def bp_from_table(
     def result(
         value: float | None, se: float | None, p_a: float | None, status: str
     ) -> AgreementResult:
-        lo = hi = None
-        if value is not None and se is not None:
-            lo, hi = value - Z95 * se, value + Z95 * se
-        return AgreementResult(
-            statistic="brennan_prediger",
-            value=value,
-            se=se,
-            ci_low=lo,
-            ci_high=hi,
-            p_observed=p_a,
-            p_expected=p_e,
+        return AgreementResult.with_wald_interval(
+            "brennan_prediger",
+            value,
+            se,
+            p_a,
+            p_e,
             n=n,
             n_missing=n_missing,
             status=status,
             weights=weights_name,
             categories=cats,
-            notes=tuple(notes),
+            notes=notes,
         )
 
     if n == 0:

@@ -41,7 +41,6 @@ from evalkit.agreement._results import (
     AgreementResult,
 )
 
-Z95 = 1.959963984540054
 _EPS = 1e-12
 
 
@@ -135,23 +134,18 @@ def kappa_from_table(
     def result(
         value: float | None, se: float | None, p_o: float | None, p_e: float | None, status: str
     ) -> AgreementResult:
-        lo = hi = None
-        if value is not None and se is not None:
-            lo, hi = value - Z95 * se, value + Z95 * se
-        return AgreementResult(
-            statistic="cohens_kappa",
-            value=value,
-            se=se,
-            ci_low=lo,
-            ci_high=hi,
-            p_observed=p_o,
-            p_expected=p_e,
+        return AgreementResult.with_wald_interval(
+            "cohens_kappa",
+            value,
+            se,
+            p_o,
+            p_e,
             n=n,
             n_missing=n_missing,
             status=status,
             weights=weights_name,
             categories=cats,
-            notes=tuple(notes),
+            notes=notes,
         )
 
     if n == 0:

@@ -31,6 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+#: Two-sided 95% normal quantile, for Wald intervals.
+Z95 = 1.959963984540054
+
 OK = "ok"
 SINGLE_RATER_CONSTANT = "single_rater_constant"
 BOTH_RATERS_CONSTANT = "both_raters_constant"
@@ -113,6 +116,43 @@ class AgreementResult(_Record):
     weights: str | None
     categories: tuple[Any, ...]
     notes: tuple[str, ...] = ()
+
+    @classmethod
+    def with_wald_interval(
+        cls,
+        statistic: str,
+        value: float | None,
+        se: float | None,
+        p_observed: float | None,
+        p_expected: float | None,
+        *,
+        n: int,
+        n_missing: int,
+        status: str,
+        weights: str | None,
+        categories: tuple[Any, ...],
+        notes: list[str] | tuple[str, ...] = (),
+    ) -> AgreementResult:
+        """A result whose 95% Wald interval ``value ± 1.959964·se`` is filled in when both
+        the value and its standard error exist (None otherwise, never a fake interval)."""
+        lo = hi = None
+        if value is not None and se is not None:
+            lo, hi = value - Z95 * se, value + Z95 * se
+        return cls(
+            statistic=statistic,
+            value=value,
+            se=se,
+            ci_low=lo,
+            ci_high=hi,
+            p_observed=p_observed,
+            p_expected=p_expected,
+            n=n,
+            n_missing=n_missing,
+            status=status,
+            weights=weights,
+            categories=categories,
+            notes=tuple(notes),
+        )
 
     @property
     def n_dropped(self) -> int:
