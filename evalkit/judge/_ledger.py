@@ -260,11 +260,8 @@ class Ledger:
     def records(
         self, keys: Sequence[str] | None = None, *, with_raw: bool = True
     ) -> list[dict[str, Any]]:
-        """Requests as dicts (``REQUEST_FIELDS`` plus ``results``), oldest first.
-
-        ``with_raw=False`` leaves ``raw_response`` as None without reading it: the raw
-        answers are most of a large ledger's memory, and the frame does not show them.
-        """
+        """Requests as dicts (``REQUEST_FIELDS`` plus ``results``), oldest first;
+        ``with_raw=False`` leaves ``raw_response`` None, unread (most of a big ledger)."""
         cols = ",".join(
             "NULL" if f == "raw_response" and not with_raw else f for f in REQUEST_FIELDS
         )

@@ -248,25 +248,21 @@ class AnthropicBackend:
                 attempts=failed.attempts,
                 latency_s=time.monotonic() - t0,
             )
-        return self._safe_reply(msg, attempts=attempts, latency_s=time.monotonic() - t0)
-
-    def _safe_reply(
-        self, msg: Any, *, attempts: int, latency_s: float, batch: bool = False
-    ) -> Reply:
-        """:meth:`reply_from_message`, or an ``error`` reply when ``msg`` is not a proper
-        Message (no usage, no content, an error object sent with HTTP 200): recorded and
-        counted, so a re-run retries it instead of stopping at it."""
-        try:
-            return self.reply_from_message(msg, attempts=attempts, latency_s=latency_s, batch=batch)
-        except (AttributeError, TypeError, ValueError) as exc:
-            return Reply(
-                "error",
-                error=self._scrub(f"malformed message: {type(exc).__name__}: {exc}"),
-                attempts=attempts,
-                latency_s=latency_s,
-            )
+        return self.reply_from_message(msg, attempts=attempts, latency_s=time.monotonic() - t0)
 
     def reply_from_message(
+        self, msg: Any, *, attempts: int, latency_s: float, batch: bool = False
+    ) -> Reply:
+        """Classify a Message (see :meth:`_classify`); never raises. A ``msg`` that is not a
+        proper Message (no usage, no content, an error object sent with HTTP 200) becomes
+        an ``error`` reply, recorded and counted, so a re-run retries it."""
+        try:
+            return self._classify(msg, attempts=attempts, latency_s=latency_s, batch=batch)
+        except (AttributeError, TypeError, ValueError) as exc:
+            error = self._scrub(f"malformed message: {type(exc).__name__}: {exc}")
+            return Reply("error", error=error, attempts=attempts, latency_s=latency_s)
+
+    def _classify(
         self, msg: anthropic.types.Message, *, attempts: int, latency_s: float, batch: bool = False
     ) -> Reply:
         """Classify a Message: refusal, an answer payload, or an answer with a problem."""
@@ -378,7 +374,7 @@ class AnthropicBackend:
             async for item in decoder:
                 res = item.result
                 if res.type == "succeeded":
-                    out[item.custom_id] = self._safe_reply(
+                    out[item.custom_id] = self.reply_from_message(
                         res.message, attempts=1, latency_s=0.0, batch=True
                     )
                 elif res.type == "errored":
