@@ -31,6 +31,7 @@ from evalkit.agreement._inputs import (
     constant_raters,
     make_pairs,
     missing_note,
+    square_table,
 )
 from evalkit.agreement._results import NO_PAIRS, OK, TOO_FEW_PAIRS, AgreementResult
 
@@ -75,13 +76,7 @@ def ac1_from_table(
     weights_name: str | None = None,
 ) -> AgreementResult:
     """Gwet's AC1 (identity weights) or AC2 from a q × q count table."""
-    t = np.asarray(table, dtype=np.float64)
-    if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 2:
-        raise ValueError(f"table must be square with q >= 2, got shape {t.shape}")
-    q = t.shape[0]
-    w = np.eye(q) if agreement_w is None else np.asarray(agreement_w, dtype=np.float64)
-    cats = tuple(range(q)) if categories is None else categories
-    n = round(float(t.sum()))
+    t, w, cats, n = square_table(table, agreement_w, categories, min_q=2)
     name = "gwet_ac1" if weights_name is None and agreement_w is None else "gwet_ac2"
     notes = list(missing_note(n_missing))
 

@@ -22,6 +22,7 @@ from evalkit.agreement._inputs import (
     check_weights,
     make_pairs,
     missing_note,
+    square_table,
 )
 from evalkit.agreement._results import NO_PAIRS, OK, TOO_FEW_PAIRS, AgreementResult
 
@@ -51,13 +52,8 @@ def bp_from_table(
     weights_name: str | None = None,
 ) -> AgreementResult:
     """Brennan–Prediger from a q × q count table (identity weights by default)."""
-    t = np.asarray(table, dtype=np.float64)
-    if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 2:
-        raise ValueError(f"table must be square with q >= 2, got shape {t.shape}")
+    t, w, cats, n = square_table(table, agreement_w, categories, min_q=2)
     q = t.shape[0]
-    w = np.eye(q) if agreement_w is None else np.asarray(agreement_w, dtype=np.float64)
-    cats = tuple(range(q)) if categories is None else categories
-    n = round(float(t.sum()))
     notes = list(missing_note(n_missing))
     p_e = float(w.sum()) / (q * q)
 

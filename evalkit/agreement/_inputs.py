@@ -162,6 +162,28 @@ def make_pairs(a: Any, b: Any, categories: Any) -> Pairs:
     return Pairs(a=ca[keep], b=cb[keep], categories=cats, n_missing=n_missing, keep=keep)
 
 
+def square_table(
+    table: Any, agreement_w: Any, categories: tuple[Any, ...] | None, *, min_q: int = 1
+) -> tuple[FloatArray, FloatArray, tuple[Any, ...], int]:
+    """Validate a q × q count table and its agreement weights (identity by default).
+
+    Returns ``(table, weights, categories, n)``; ``categories`` defaults to ``0..q-1``.
+    Raises ``ValueError`` naming the problem: not square, fewer than ``min_q`` categories,
+    weights of another shape, negative counts.
+    """
+    t = np.asarray(table, dtype=np.float64)
+    if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < min_q:
+        raise ValueError(f"table must be square with q >= {min_q}, got shape {t.shape}")
+    q = t.shape[0]
+    w = np.eye(q) if agreement_w is None else np.asarray(agreement_w, dtype=np.float64)
+    if w.shape != (q, q):
+        raise ValueError(f"weight matrix must be {q} × {q}, got shape {w.shape}")
+    if np.any(t < 0):
+        raise ValueError("table counts must be non-negative")
+    cats = tuple(range(q)) if categories is None else categories
+    return t, w, cats, round(float(t.sum()))
+
+
 def missing_note(n_missing: int) -> tuple[str, ...]:
     if n_missing == 0:
         return ()

@@ -31,6 +31,7 @@ from evalkit.agreement._inputs import (
     constant_raters,
     make_pairs,
     missing_note,
+    square_table,
 )
 from evalkit.agreement._results import (
     BOTH_RATERS_CONSTANT,
@@ -118,17 +119,7 @@ def kappa_from_table(
     asymmetric matrix of agreement weights in [0, 1] with ones on the diagonal is accepted,
     which lets published examples with custom weights be reproduced.
     """
-    t = np.asarray(table, dtype=np.float64)
-    if t.ndim != 2 or t.shape[0] != t.shape[1]:
-        raise ValueError(f"table must be square, got shape {t.shape}")
-    q = t.shape[0]
-    w = np.eye(q) if agreement_w is None else np.asarray(agreement_w, dtype=np.float64)
-    if w.shape != (q, q):
-        raise ValueError(f"weight matrix must be {q} × {q}, got shape {w.shape}")
-    if np.any(t < 0):
-        raise ValueError("table counts must be non-negative")
-    cats = tuple(range(q)) if categories is None else categories
-    n = round(float(t.sum()))
+    t, w, cats, n = square_table(table, agreement_w, categories)
     notes = list(missing_note(n_missing))
 
     def result(
