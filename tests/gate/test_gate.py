@@ -215,41 +215,31 @@ def test_rebalancing_advice_reaches_threshold() -> None:
 
 
 def test_cli_exit_codes_and_json(world: tuple[Catalogue, pd.DataFrame], tmp_path: Path) -> None:
-    pytest.importorskip("evalkit.judge")
-    from evalkit.judge import export_jsonl  # type: ignore[attr-defined]
-
+    """Exit 0 and the documented JSON on a pass, 1 on a fail, 2 on an unusable ledger."""
     cat, ledger = world
-    del export_jsonl
     path = tmp_path / "ledger.jsonl"
     ledger.to_json(path, orient="records", lines=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "evalkit",
-        "gate",
-        "--ledger",
-        str(path),
-        "--catalogue",
-        str(cat.root),
-        "--json",
-    ]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    assert out.returncode in (0, 2), out.stderr
-    if out.returncode == 0:
-        data = json.loads(out.stdout)
-        assert data["overall"] == "PASS"
-        assert set(data["dimensions"]["self_harm"]) >= {
-            "verdict",
-            "kappa",
-            "ci_low",
-            "ci_high",
-            "n",
-            "reasons",
-        }
-    bad = subprocess.run(
-        [*cmd[:5], str(tmp_path / "missing.sqlite"), *cmd[6:]], capture_output=True, text=True
-    )
-    assert bad.returncode == 2
+    cmd = [sys.executable, "-m", "evalkit", "gate", "--catalogue", str(cat.root), "--json"]
+    out = subprocess.run([*cmd, "--ledger", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["overall"] == "PASS"
+    assert set(data["dimensions"]) == {"self_harm", "escalation", "faithfulness"}
+    assert set(data["dimensions"]["self_harm"]) >= {
+        "verdict",
+        "kappa",
+        "ci_low",
+        "ci_high",
+        "n",
+        "reasons",
+    }
+    failing = _set(ledger, "escalation", lambda f: f["case_id"].notna(), bin="high")
+    failing.to_json(path, orient="records", lines=True)
+    fail = subprocess.run([*cmd, "--ledger", str(path)], capture_output=True, text=True)
+    assert fail.returncode == 1 and json.loads(fail.stdout)["overall"] == "FAIL"
+    missing = [*cmd, "--ledger", str(tmp_path / "missing.sqlite")]
+    bad = subprocess.run(missing, capture_output=True, text=True)
+    assert bad.returncode == 2 and "missing.sqlite" in bad.stderr
 
 
 def test_breakdown_by_locale_and_stratum(world: tuple[Catalogue, pd.DataFrame]) -> None:
