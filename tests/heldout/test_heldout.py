@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -185,8 +186,11 @@ def test_gate_on_the_heldout_split_end_to_end(tmp_path: Path) -> None:
         "--json",
     ]
     out = subprocess.run(gate, capture_output=True, text=True)
-    assert out.returncode in (0, 1), out.stderr
-    assert '"self_harm"' in out.stdout and '"n": 3' in out.stdout
+    # every sealed label is "low", so the human column is degenerate: a hard fail, exit 1
+    assert out.returncode == 1, out.stderr
+    verdict = json.loads(out.stdout)
+    sh = verdict["dimensions"]["self_harm"]
+    assert sh["n"] == 3 and "all_low" in {r["code"] for r in sh["reasons"]}
     filled.write_text(filled.read_text().replace("owner", "someone else", 1))
     tampered = subprocess.run(gate, capture_output=True, text=True)
     assert tampered.returncode == 2 and "TAMPERED" in tampered.stderr
