@@ -10,6 +10,7 @@ too.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -84,7 +85,9 @@ def probe_copy(page: Path, dest: Path) -> Path:
 def open_page(page: Path, workdir: Path, binary: str, *, timeout: int = 90) -> Page:
     """Load ``page`` offline in headless Chromium and return what it rendered."""
     workdir.mkdir(parents=True, exist_ok=True)
-    copy = probe_copy(page, page.with_name(f".probe-{page.name}"))
+    # Beside the page (so relative links resolve), named per process: xdist workers
+    # share the rendered pages, and one worker must not delete another's copy.
+    copy = probe_copy(page, page.with_name(f".probe-{os.getpid()}-{page.name}"))
     profile = workdir / f"profile-{page.stem}"
     cmd = [
         binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
