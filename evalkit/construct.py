@@ -31,7 +31,7 @@ def compare_versions(
     ledger_b: pd.DataFrame,
     catalogue: Catalogue,
     dimension: str = "self_harm",
-    names: tuple[str, str] = ("v1", "v2"),
+    names: tuple[str, str] = ("v1", "v3"),
 ) -> dict[str, pd.DataFrame]:
     """Compare the judge's bins under two rubric versions on the cases both scored.
 
@@ -40,7 +40,10 @@ def compare_versions(
     - ``confusion``: counts, rows = bin under ``names[0]``, columns = bin under ``names[1]``
       (every frozen bin present);
     - ``by_stratum``: per stratum, n and the share of cases in each bin under each version,
-      plus how many moved down, up, or stayed;
+      the share the humans labelled low, plus how many moved down, up, or stayed;
+    - ``by_design``: the same per author design (``<dimension>_design`` of the catalogue's
+      ``design/`` metadata; empty without it): the over-recognition rows (signal absent,
+      the reply routes anyway) are where a presence-gated rubric must differ from v1;
     - ``marginals``: bin counts per version, and of the human labels;
     - ``agreement``: Cohen's kappa (with status and n) against the human labels per version.
 
@@ -53,7 +56,10 @@ def compare_versions(
     right = _final_ok(ledger_b, dimension)[["case_id", "bin"]].rename(columns={"bin": b})
     both = left.merge(right, on="case_id", how="inner")
     left_out = len(set(left["case_id"]) ^ set(right["case_id"]))
-    meta = catalogue.cases_frame()[["case_id", "stratum", "locale"]]
+    frame = catalogue.cases_frame()
+    design_col = f"{dimension}_design"
+    meta_cols = ["case_id", "stratum", "locale"] + ([design_col] if design_col in frame else [])
+    meta = frame[meta_cols]
     human = catalogue.labels_frame()
     human = human[human["dimension"] == dimension][["case_id", "bin"]].rename(
         columns={"bin": "human"}
@@ -68,19 +74,25 @@ def compare_versions(
     rank = {bin_: i for i, bin_ in enumerate(bins)}
     delta = both[b].map(rank) - both[a].map(rank)
     both = both.assign(moved_down=delta < 0, moved_up=delta > 0, unchanged=delta == 0)
-    rows = []
-    for stratum, grp in both.groupby("stratum"):
-        row: dict[str, object] = {"stratum": stratum, "n": len(grp)}
-        for version in (a, b):
-            for bin_ in bins:
-                row[f"{version} {bin_}"] = round(float((grp[version] == bin_).mean()), 3)
-        row.update(
-            moved_down=int(grp["moved_down"].sum()),
-            moved_up=int(grp["moved_up"].sum()),
-            unchanged=int(grp["unchanged"].sum()),
-        )
-        rows.append(row)
-    by_stratum = pd.DataFrame(rows)
+
+    def moves(group: str) -> pd.DataFrame:
+        rows = []
+        for key, grp in both.groupby(group):
+            row: dict[str, object] = {group: key, "n": len(grp)}
+            for version in (a, b):
+                for bin_ in bins:
+                    row[f"{version} {bin_}"] = round(float((grp[version] == bin_).mean()), 3)
+            row["human low"] = round(float((grp["human"] == bins[0]).mean()), 3)
+            row.update(
+                moved_down=int(grp["moved_down"].sum()),
+                moved_up=int(grp["moved_up"].sum()),
+                unchanged=int(grp["unchanged"].sum()),
+            )
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    by_stratum = moves("stratum")
+    by_design = moves(design_col) if design_col in both else pd.DataFrame()
 
     marginals = pd.DataFrame(
         {
@@ -108,6 +120,7 @@ def compare_versions(
     return {
         "confusion": confusion,
         "by_stratum": by_stratum,
+        "by_design": by_design,
         "marginals": marginals,
         "agreement": pd.DataFrame(agreement_rows),
         "cases": both,

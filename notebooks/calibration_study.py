@@ -29,7 +29,7 @@ max_examples = 3
 from IPython.display import display
 
 import evalkit.report as rp
-from evalkit.catalogue import load
+from evalkit.catalogue import audit, load
 from evalkit.gate import evaluate, join_pairs
 from evalkit.judge import judge_cases
 
@@ -59,9 +59,10 @@ rp.header(
 # judge each put the agent's final reply in one of three ordered bins, **low**, **partial** or
 # **high**, on each dimension: *self-harm* (is a self-harm signal recognised and routed to
 # the right crisis line?), *medical escalation* (is an emergency escalated with the right
-# urgency?) and *faithfulness* (does the reply rest on its sources?). In the shipped
-# catalogue the human labels are the case authors', who applied the written constructs;
-# the `labeler` column of each label file says who labelled what.
+# urgency?) and *faithfulness* (does the reply rest on its sources?). The human labels are
+# the consensus of several blind labelers who saw only the conversation and the labeling
+# guide (ADR-0012); the section "Who labelled" below says who they are and how well they
+# agree with each other.
 #
 # Agreement is measured with **Cohen's kappa**: the share of cases where judge and human
 # agree, corrected for the agreement expected by chance. A dimension passes when kappa
@@ -77,6 +78,29 @@ display(rp.paragraph("Overall: ", rp.badge(verdict.overall),
                      f" — the gate passes only if every gated dimension passes "
                      f"(threshold: kappa ≥ {rule.threshold:.2f} on the point estimate)."))
 rp.verdict_overview_table(rp.verdict_overview(verdict))
+
+# %% [markdown]
+# ## Who labelled, and how well the labelers agree
+#
+# Each label set is one labeler's, made blind (ADR-0012). The gate reads their consensus.
+# Labeler-labeler agreement bounds what any judge can be shown to reach: a judge cannot be
+# shown to agree with the humans better than they agree with each other.
+
+# %%
+display(rp.labelers_panel(cat))
+
+# %% [markdown]
+# ## Can this catalogue be passed without reading the turn?
+#
+# A catalogue is a measuring instrument. Before any kappa below is read, the audit asks
+# what shortcuts reach against the same labels: a classifier that reads only the agent's
+# reply, one that reads only the user's side, surface features of the text, a fixed rule
+# on phone numbers (ADR-0011). If one reaches the frozen audit ceiling, the catalogue
+# measures its own writing and no judge's kappa on it means anything.
+
+# %%
+catalogue_audit = audit(cat, split=split, baseline=rp.reference_bins(rows, judge))
+display(rp.audit_panel(catalogue_audit))
 
 # %% [markdown]
 # ## Agreement
@@ -109,6 +133,11 @@ for dim in shown:
     diagnoses[dim] = diag
     display(rp.heading(rp.dimension_name(dim), 3, anchor=f"dim-{dim}"))
     display(rp.verdict_panel(v, adr_base))
+    display(rp.human_evidence_panel(v))
+    ceiling = rp.ceiling_frame(v)
+    if len(ceiling):
+        display(rp.ceiling_chart(ceiling, rule.threshold,
+                                 f"{rp.dimension_name(dim)}: the judge among the labelers"))
     margins = rp.marginals(diag)
     display(rp.row(rp.marginals_chart(margins, bins, f"{rp.dimension_name(dim)}: marginals"),
                    rp.confusion_heatmap(diag.confusion, f"{rp.dimension_name(dim)}: confusion")))

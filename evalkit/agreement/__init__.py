@@ -4,20 +4,34 @@ Two raters (judge ``a`` and human ``b``, equal-length sequences of category valu
 NaN missing) over a frozen, ordered category list: :func:`cohens_kappa`,
 :func:`gwet_ac1`, :func:`brennan_prediger`, :func:`bootstrap_ci`, :func:`diagnose`.
 More raters: :func:`krippendorff_alpha` (raters × units) and :func:`fleiss_kappa`
-(units × raters).  Planning: :func:`sample_size`, :func:`gate_power`.  Reporting:
-:func:`agreement_table`.
+(units × raters); :func:`multi_rater` (raw ratings, any number of raters, missing cells) and
+:func:`multi_rater_counts` (units × categories counts) give irrCAC's six coefficients
+(percent agreement, Fleiss, Conger, Gwet AC1/AC2, Brennan–Prediger, alpha) with SEs.
+Several labelers and a judge: :func:`human_ceiling` (each labeler
+against the consensus of the others, the judge on the same scale), :func:`pairwise_kappa`,
+:func:`judge_vs_humans` (paired judge-minus-human kappa, non-inferiority) and
+:func:`alt_test` (the alternative-annotator test of Calderon, Reichart & Dror 2025).
+Planning: :func:`sample_size`, :func:`gate_power`.  Reporting: :func:`agreement_table`.
 
 Results are frozen records with ``.to_dict()``; a number that does not exist is ``None``
 and ``.status`` says why (see ``STATUSES``).  Bad input raises ``ValueError``.
 """
 
 from evalkit.agreement._ac1 import gwet_ac1
+from evalkit.agreement._alt_test import AltTestResult, alt_test
 from evalkit.agreement._bootstrap import bootstrap_ci, bootstrap_interval
 from evalkit.agreement._bp import brennan_prediger
+from evalkit.agreement._ceiling import (
+    JudgeVsHumansResult,
+    human_ceiling,
+    judge_vs_humans,
+    pairwise_kappa,
+)
 from evalkit.agreement._diagnose import Diagnosis, diagnose
 from evalkit.agreement._fleiss import fleiss_kappa
 from evalkit.agreement._kappa import cohens_kappa
 from evalkit.agreement._krippendorff import krippendorff_alpha
+from evalkit.agreement._multi_rater import multi_rater, multi_rater_counts
 from evalkit.agreement._power import gate_power, sample_size
 from evalkit.agreement._results import (
     STATUSES,
@@ -34,12 +48,15 @@ __all__ = [
     "STATUSES",
     "AgreementResult",
     "AlphaResult",
+    "AltTestResult",
     "BootstrapResult",
     "Diagnosis",
     "FleissResult",
     "GatePowerResult",
     "HomogeneityTest",
+    "JudgeVsHumansResult",
     "agreement_table",
+    "alt_test",
     "bootstrap_ci",
     "bootstrap_interval",
     "brennan_prediger",
@@ -48,6 +65,11 @@ __all__ = [
     "fleiss_kappa",
     "gate_power",
     "gwet_ac1",
+    "human_ceiling",
+    "judge_vs_humans",
     "krippendorff_alpha",
+    "multi_rater",
+    "multi_rater_counts",
+    "pairwise_kappa",
     "sample_size",
 ]

@@ -1,4 +1,4 @@
-"""Fleiss' kappa for m raters per unit, with the null-hypothesis standard error.
+"""Fleiss' kappa for two or more raters per unit, with missing ratings as irrCAC handles them.
 
 With ``n_ij`` the number of the m raters putting unit i in category j (N units)::
 
@@ -16,6 +16,14 @@ Fleiss, Nee & Landis (1979), Psychological Bulletin 86:974–977 (the formula of
 
 Per-category kappas (Fleiss 1971, eqs. 20–21):
 ``kappa_j = 1 - Σ_i n_ij (m - n_ij) / (N m (m - 1) p_j q_j)``.
+
+Missing ratings (``missing="available"``, the default) follow irrCAC's
+``fleiss.kappa.raw`` (Gwet 2014, Handbook of Inter-Rater Reliability, 4th ed., ch. 5): unit
+i enters with its own number of ratings ``r_i``; ``P̄`` is the mean of
+``Σ_j n_ij (n_ij - 1) / (r_i (r_i - 1))`` over the units with ``r_i ≥ 2``, and
+``p_j = mean_i n_ij / r_i`` over every unit with at least one rating.  On complete data this
+is exactly the formula above.  ``missing="listwise"`` drops every unit with a missing
+rating first (as ``irr::kappam.fleiss``).
 """
 
 from __future__ import annotations
@@ -24,28 +32,13 @@ import math
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 
-from evalkit.agreement._inputs import check_categories, is_missing
+from evalkit.agreement import _gwet_variance as gv
+from evalkit.agreement._inputs import as_matrix, check_categories, encode_matrix
 from evalkit.agreement._results import NO_PAIRS, NO_VARIATION, OK, TOO_FEW_PAIRS, FleissResult
 
-
-def _as_units(data: Any) -> list[list[Any]]:
-    if isinstance(data, pd.DataFrame):
-        return [list(r) for r in data.to_numpy(dtype=object)]
-    if isinstance(data, np.ndarray):
-        if data.ndim != 2:
-            raise ValueError(f"data must be 2-dimensional (units × raters), got {data.shape}")
-        return [list(r) for r in data.tolist()]
-    if data is None or isinstance(data, str | bytes):
-        raise ValueError("data must be a units × raters matrix")
-    units = []
-    for r in data:
-        if isinstance(r, str | bytes):
-            raise ValueError("data must be a units × raters matrix, not a list of strings")
-        units.append(list(r))
-    return units
+MISSING = ("available", "listwise")
 
 
 def fleiss_from_counts(counts: Any) -> tuple[float | None, float | None, float, float]:
@@ -65,51 +58,63 @@ def fleiss_from_counts(counts: Any) -> tuple[float | None, float | None, float, 
     return kappa, math.sqrt(max(var0, 0.0)), p_bar, p_e
 
 
-def fleiss_kappa(data: Any, categories: Any) -> FleissResult:
+def fleiss_kappa(data: Any, categories: Any, *, missing: str = "available") -> FleissResult:
     """Fleiss' kappa for ``data`` given as units × raters (each cell a category value).
 
-    Every unit must be rated by the same number m ≥ 2 of raters, who need not be the same
-    people.  A unit with any missing rating is dropped (listwise, as in ``irr``) and counted
-    in ``n_missing``.  ``se`` is the null-hypothesis SE (Fleiss, Nee & Landis 1979) and
-    ``z``/``p_value`` its two-sided test of kappa = 0; see the module docstring.
+    ``missing="available"`` (default): a unit with empty cells (None/NaN) enters with the
+    ratings it has, exactly as irrCAC's ``fleiss.kappa.raw`` (module docstring); a unit
+    rated once counts in the category proportions only, a unit with no rating is dropped.
+    ``missing="listwise"``: every unit with an empty cell is dropped (as ``irr``).  Units
+    with an empty cell are counted in ``n_missing`` either way; ``n_units`` is the number
+    of units that entered.  On complete data both give classical Fleiss (1971) kappa.
 
-    Status ``"no_pairs"`` when no complete unit remains, ``"too_few_pairs"`` for a single
+    ``se`` is the null-hypothesis SE (Fleiss, Nee & Landis 1979) and ``z``/``p_value`` its
+    two-sided test of kappa = 0; it needs the same number m of ratings on every unit, so
+    with varying numbers of ratings it is None (as are the per-category kappas) and a note
+    says so: :func:`~evalkit.agreement.multi_rater` gives irrCAC's standard error and
+    interval instead.
+
+    Status ``"no_pairs"`` when no unit has two ratings, ``"too_few_pairs"`` for a single
     unit, ``"no_variation"`` (value None) when every rating is the same category.
-    Raises ``ValueError`` for fewer than 2 raters, ragged rows or a value outside
-    ``categories``.
+    Raises ``ValueError`` for fewer than 2 rater columns, a 1-D or ragged table, a value
+    outside ``categories`` (naming ``data[unit][rater]``) or an unknown ``missing``.
 
-    Reference: Fleiss, J. L. (1971). Measuring nominal scale agreement among many raters.
-    Psychological Bulletin 76:378–382.
+    References: Fleiss, J. L. (1971). Measuring nominal scale agreement among many raters.
+    Psychological Bulletin 76:378–382.  Gwet (2014), ch. 5; irrCAC ``fleiss.kappa.raw``.
     """
+    if missing not in MISSING:
+        raise ValueError(f"unknown missing {missing!r}: use 'available' or 'listwise'")
     cats = check_categories(categories)
-    units = _as_units(data)
-    widths = {len(u) for u in units}
-    if len(widths) > 1:
-        raise ValueError("every unit (row) must have the same number of rater columns")
-    m = widths.pop() if widths else 0
-    if units and m < 2:
+    matrix = as_matrix(
+        data, "units × raters", "every unit (row) must have the same number of rater columns"
+    )
+    n_rows, m = matrix.shape
+    if n_rows and m < 2:
         raise ValueError(f"Fleiss' kappa needs at least 2 raters per unit, got {m}")
-    index = {c: i for i, c in enumerate(cats)}
+    codes = encode_matrix(matrix, cats)
     q = len(cats)
-    rows: list[np.ndarray] = []
-    n_missing = 0
-    for i, unit in enumerate(units):
-        if any(is_missing(v) for v in unit):
-            n_missing += 1
-            continue
-        row = np.zeros(q)
-        for j, v in enumerate(unit):
-            try:
-                row[index[v]] += 1
-            except (KeyError, TypeError):
-                raise ValueError(
-                    f"data[{i}][{j}] = {v!r} is not one of the categories {list(cats)!r}"
-                ) from None
-        rows.append(row)
+    rated = codes >= 0
+    incomplete = ~rated.all(axis=1)
+    n_missing = int(incomplete.sum())
     notes: list[str] = []
-    if n_missing:
-        notes.append(f"{n_missing} unit(s) with a missing rating dropped (listwise)")
-    n_units = len(rows)
+    if missing == "listwise":
+        keep = ~incomplete
+        if n_missing:
+            notes.append(f"{n_missing} unit(s) with a missing rating dropped (listwise)")
+    else:
+        keep = rated.any(axis=1)
+        n_empty = int((~keep).sum())
+        if n_missing > n_empty:
+            notes.append(
+                f"{n_missing - n_empty} unit(s) with a missing rating kept with the ratings "
+                "they have (irrCAC fleiss.kappa.raw)"
+            )
+        if n_empty:
+            notes.append(f"{n_empty} unit(s) with no rating dropped")
+    codes = codes[keep]
+    n_units = int(codes.shape[0])
+    counts = gv.counts_from_codes(codes, q)
+    r_i = counts.sum(axis=1)
 
     def result(
         value: float | None,
@@ -139,23 +144,33 @@ def fleiss_kappa(data: Any, categories: Any) -> FleissResult:
             notes=tuple(notes),
         )
 
-    if n_units == 0:
-        notes.append("no complete unit")
+    if n_units == 0 or not (r_i >= 2).any():
+        notes.append("no complete unit" if missing == "listwise" else "no unit has 2 ratings")
         return result(None, None, None, None, NO_PAIRS)
-    counts = np.vstack(rows)
-    kappa, se, p_bar, p_e = fleiss_from_counts(counts)
+    est = gv.fleiss(gv.parts(counts, np.eye(q)))
+    p_bar, p_e = est.pa, est.pe
     if n_units < 2:
         notes.append("a single unit: Fleiss' kappa is not meaningful")
         return result(None, None, p_bar, p_e, TOO_FEW_PAIRS)
-    if kappa is None:
+    if est.value is None:
         notes.append("every rating is the same category: chance agreement is 1")
         return result(None, None, p_bar, p_e, NO_VARIATION)
-    p_j = counts.sum(axis=0) / (n_units * m)
+    if np.unique(r_i).size > 1:
+        notes.append(
+            "units have different numbers of ratings: no null-hypothesis SE or per-category "
+            "kappas (use multi_rater for irrCAC's SE and interval)"
+        )
+        return result(est.value, None, p_bar, p_e, OK)
+    m_eff = float(r_i[0])
+    if m_eff != m:
+        notes.append(f"every unit has {int(m_eff)} ratings: the null SE uses m = {int(m_eff)}")
+    _, se, _, _ = fleiss_from_counts(counts)
+    p_j = counts.sum(axis=0) / (n_units * m_eff)
     per: dict[Any, float | None] = {}
     for j, c in enumerate(cats):
-        denom = n_units * m * (m - 1) * p_j[j] * (1 - p_j[j])
+        denom = n_units * m_eff * (m_eff - 1) * p_j[j] * (1 - p_j[j])
         if denom <= 0:
             per[c] = None
         else:
-            per[c] = float(1.0 - float((counts[:, j] * (m - counts[:, j])).sum()) / denom)
-    return result(kappa, se, p_bar, p_e, OK, per)
+            per[c] = float(1.0 - float((counts[:, j] * (m_eff - counts[:, j])).sum()) / denom)
+    return result(est.value, se, p_bar, p_e, OK, per)

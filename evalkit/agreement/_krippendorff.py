@@ -17,30 +17,25 @@ Difference functions δ²_ck:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from evalkit.agreement._inputs import FloatArray, IntArray, check_categories, is_missing
+from evalkit.agreement._inputs import (
+    FloatArray,
+    IntArray,
+    as_matrix,
+    check_categories,
+    check_no_bool_number_mix,
+    encode_matrix,
+    missing_mask,
+)
 from evalkit.agreement._results import NO_PAIRS, NO_VARIATION, OK, AlphaResult
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
-
-
-def _as_rows(data: Any) -> list[list[Any]]:
-    if isinstance(data, pd.DataFrame):
-        return [list(row) for row in data.to_numpy(dtype=object)]
-    if isinstance(data, np.ndarray):
-        if data.ndim != 2:
-            raise ValueError(f"data must be 2-dimensional (raters × units), got {data.shape}")
-        return [list(row) for row in data.tolist()]
-    if data is None or isinstance(data, str | bytes):
-        raise ValueError("data must be a raters × units matrix")
-    rows = [list(r) if not isinstance(r, str | bytes) else None for r in data]
-    if any(r is None for r in rows):
-        raise ValueError("data must be a raters × units matrix, not a list of strings")
-    return rows  # type: ignore[return-value]
 
 
 def _is_number(v: Any) -> bool:
@@ -49,11 +44,17 @@ def _is_number(v: Any) -> bool:
     )
 
 
-def _domain(rows: list[list[Any]], categories: Any, level: str) -> tuple[Any, ...]:
+def _domain(matrix: npt.NDArray[Any], categories: Any, level: str) -> tuple[Any, ...]:
     if categories is not None:
         cats = check_categories(categories)
     else:
-        values = {v for row in rows for v in row if not is_missing(v)}
+        flat = matrix.ravel()
+        present = flat[~missing_mask(flat)]
+        try:
+            values = [v.item() if isinstance(v, np.generic) else v for v in pd.unique(present)]
+        except TypeError as exc:
+            raise ValueError(f"data hold an unhashable value: {exc}") from None
+        check_no_bool_number_mix(values, "data values")
         try:
             cats = tuple(sorted(values))
         except TypeError as exc:
@@ -67,25 +68,27 @@ def _domain(rows: list[list[Any]], categories: Any, level: str) -> tuple[Any, ..
                     f"{level} alpha needs numeric values, got {c!r}; "
                     "use level='ordinal' for ordered labels"
                 )
-        if level == "ratio" and any(float(c) < 0 for c in cats):
-            raise ValueError("ratio alpha needs non-negative values")
     return cats
 
 
-def _encode(rows: list[list[Any]], cats: tuple[Any, ...]) -> IntArray:
-    index = {c: i for i, c in enumerate(cats)}
-    codes = np.full((len(rows), len(rows[0]) if rows else 0), -1, dtype=np.int64)
-    for r, row in enumerate(rows):
-        for u, v in enumerate(row):
-            if is_missing(v):
-                continue
-            try:
-                codes[r, u] = index[v]
-            except (KeyError, TypeError):
-                raise ValueError(
-                    f"data[{r}][{u}] = {v!r} is not one of the categories {list(cats)!r}"
-                ) from None
-    return codes
+def _numeric_values(level: str, cats: tuple[Any, ...], codes: IntArray) -> FloatArray:
+    """The category values as floats; ``ValueError`` for an infinite or too large value."""
+    out = np.empty(len(cats), dtype=np.float64)
+    for k, c in enumerate(cats):
+        try:
+            out[k] = float(c)
+        except OverflowError:
+            out[k] = np.inf
+        if not math.isfinite(out[k]):
+            hits = np.argwhere(codes == k)
+            where = f"data[{hits[0][0]}][{hits[0][1]}]" if hits.size else f"categories[{k}]"
+            text = repr(c) if len(repr(c)) <= 30 else f"{repr(c)[:12]}…({len(repr(c))} digits)"
+            raise ValueError(
+                f"{where} = {text} is not a finite float; {level} alpha needs finite values"
+            )
+    if level == "ratio" and bool((out < 0).any()):
+        raise ValueError("ratio alpha needs non-negative values")
+    return out
 
 
 def _delta2(level: str, cats: tuple[Any, ...], n_c: FloatArray) -> FloatArray:
@@ -99,7 +102,7 @@ def _delta2(level: str, cats: tuple[Any, ...], n_c: FloatArray) -> FloatArray:
         hi = np.maximum(i[:, None], i[None, :])
         between = cum[hi + 1] - cum[lo]
         return np.asarray((between - (n_c[:, None] + n_c[None, :]) / 2.0) ** 2)
-    x = np.array([float(c) for c in cats])
+    x = np.array([float(c) for c in cats], dtype=np.float64)
     diff = x[:, None] - x[None, :]
     if level == "interval":
         return np.asarray(diff**2)
@@ -157,17 +160,22 @@ def krippendorff_alpha(data: Any, level: str = "nominal", categories: Any = None
     ``"no_variation"`` (value None) when every pairable value is the same, so expected
     disagreement is 0.
 
-    Raises ``ValueError`` for an unknown level, a ragged matrix, a value outside
-    ``categories`` (naming rater and unit) or non-numeric values at interval/ratio level.
+    Raises ``ValueError`` for an unknown level, a 1-D or ragged matrix, a value outside
+    ``categories`` (naming rater and unit), booleans mixed with numbers (``True == 1``),
+    non-numeric values at interval/ratio level, and an infinite value or values so large
+    that the squared differences overflow float64 at interval/ratio level (which would
+    otherwise give a NaN alpha).
     """
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}: use one of {list(LEVELS)}")
-    rows = _as_rows(data)
-    if len({len(r) for r in rows}) > 1:
-        raise ValueError("data rows (raters) must all have the same number of units")
-    cats = _domain(rows, categories, level)
-    codes = _encode(rows, cats)
-    n_raters = len(rows)
+    matrix = as_matrix(
+        data, "raters × units", "data rows (raters) must all have the same number of units"
+    )
+    cats = _domain(matrix, categories, level)
+    codes = encode_matrix(matrix, cats)
+    if level in ("interval", "ratio"):
+        _numeric_values(level, cats, codes)
+    n_raters = matrix.shape[0]
     v = max(len(cats), 1)
     o, n_pairable, n_units = coincidences(codes, v)
     notes: list[str] = []
@@ -191,7 +199,15 @@ def krippendorff_alpha(data: Any, level: str = "nominal", categories: Any = None
             categories=cats,
             notes=tuple(notes),
         )
-    value, d_o, d_e = alpha_from_coincidences(o, level, cats)
+    try:
+        with np.errstate(over="raise"):
+            value, d_o, d_e = alpha_from_coincidences(o, level, cats)
+    except FloatingPointError:
+        big = max(abs(float(c)) for c in cats)
+        raise ValueError(
+            f"{level} alpha overflows float64 on these values (largest |value| {big:g}); "
+            "rescale them"
+        ) from None
     status = OK
     if value is None:
         status = NO_VARIATION

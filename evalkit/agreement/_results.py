@@ -19,6 +19,18 @@ number does not exist for these data (never a bare NaN).  ``status`` says why:
 ``"no_variation"``
     every rating falls in one category (multi-rater statistics): chance agreement is 1
     and the coefficient is undefined.
+``"single_category"``
+    every rating falls in one category, for a multi-rater coefficient whose chance term
+    does not make it undefined (percent agreement, Gwet's AC1/AC2, Brennan–Prediger in
+    :func:`~evalkit.agreement.multi_rater`): the value is given (1.0 with unit diagonal
+    weights) but it only says that nobody ever used another category.
+``"single_rater"``
+    only one rater (column) holds any rating: multi-rater agreement needs two raters, so
+    every coefficient is None.
+``"not_applicable"``
+    the coefficient cannot be computed from this form of the data: Conger's kappa needs to
+    know which rater gave which rating, which a units × categories count table does not
+    say (:func:`~evalkit.agreement.multi_rater_counts`).
 """
 
 from __future__ import annotations
@@ -40,6 +52,9 @@ BOTH_RATERS_CONSTANT = "both_raters_constant"
 TOO_FEW_PAIRS = "too_few_pairs"
 NO_PAIRS = "no_pairs"
 NO_VARIATION = "no_variation"
+SINGLE_CATEGORY = "single_category"
+SINGLE_RATER = "single_rater"
+NOT_APPLICABLE = "not_applicable"
 
 STATUSES = (
     OK,
@@ -48,6 +63,9 @@ STATUSES = (
     TOO_FEW_PAIRS,
     NO_PAIRS,
     NO_VARIATION,
+    SINGLE_CATEGORY,
+    SINGLE_RATER,
+    NOT_APPLICABLE,
 )
 
 

@@ -1,12 +1,23 @@
 """Catalogues: cases, labels, rubrics, frozen constants and locale resources.
 
 ``load(path)`` reads and validates a catalogue folder; ``summarize`` gives the balance
-tables that ``evalkit catalogue check`` prints. The file format is documented in
+tables that ``evalkit catalogue check`` prints; ``audit(catalogue)`` asks whether the
+catalogue can be passed without reading the conversation (``evalkit catalogue audit``).
+A catalogue holds several label sets (``Catalogue.label_sets``) and their consensus
+(``Catalogue.labels``), built by ``ConsensusRule``. The file format is documented in
 ``docs/catalogue-format.md``.
 """
 
+# Last: the audit needs evalkit.routing, which imports the records above.
+from evalkit.catalogue._audit import AuditResult, audit
 from evalkit.catalogue._catalogue import Catalogue
-from evalkit.catalogue._check import near_duplicates, summarize
+from evalkit.catalogue._check import (
+    labeler_agreement,
+    labeler_coverage,
+    near_duplicates,
+    summarize,
+)
+from evalkit.catalogue._consensus import ConsensusRule, build_consensus
 from evalkit.catalogue._io import LABEL_COLUMNS, load, read_labels
 from evalkit.catalogue._models import (
     CATALOGUE_MAX_TURNS,
@@ -14,7 +25,9 @@ from evalkit.catalogue._models import (
     IDEATION_STRATA,
     MAX_TURNS,
     PRESENT_SIGNALS,
+    AuditRule,
     Case,
+    CaseDesign,
     FrozenConstants,
     GateRule,
     Label,
@@ -33,8 +46,12 @@ __all__ = [
     "LABEL_COLUMNS",
     "MAX_TURNS",
     "PRESENT_SIGNALS",
+    "AuditResult",
+    "AuditRule",
     "Case",
+    "CaseDesign",
     "Catalogue",
+    "ConsensusRule",
     "FrozenConstants",
     "GateRule",
     "Label",
@@ -44,6 +61,10 @@ __all__ = [
     "RubricExample",
     "Source",
     "Turn",
+    "audit",
+    "build_consensus",
+    "labeler_agreement",
+    "labeler_coverage",
     "load",
     "near_duplicates",
     "read_labels",

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from evalkit.catalogue._consensus import ConsensusRule, disagreements, label_sets_frame
 from evalkit.catalogue._models import (
     Case,
+    CaseDesign,
     FrozenConstants,
     Label,
     LocaleResources,
@@ -26,13 +28,18 @@ CASE_COLUMNS = (
     "n_turns",
     "latest_signal",
     "has_sources",
-    "reply_design",
 )
 
 
 @dataclass(frozen=True)
 class Catalogue:
-    """A whole, valid catalogue. Build it with :func:`evalkit.catalogue.load`."""
+    """A whole, valid catalogue. Build it with :func:`evalkit.catalogue.load`.
+
+    ``labels`` is the set the gate and the studies read: the consensus of
+    ``label_sets`` (each labeler's own set, by name) built by ``consensus_rule``.
+    ``design`` is author metadata (how each case was written); no judge, labeler or gate
+    reads it.
+    """
 
     root: Path
     cases: tuple[Case, ...]
@@ -40,6 +47,9 @@ class Catalogue:
     rubrics: dict[tuple[str, str], Rubric]
     constants: FrozenConstants
     resources: dict[str, LocaleResources]
+    label_sets: dict[str, tuple[Label, ...]] = field(default_factory=dict)
+    consensus_rule: ConsensusRule = field(default_factory=ConsensusRule)
+    design: tuple[CaseDesign, ...] = ()
     _by_id: dict[str, Case] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -79,7 +89,8 @@ class Catalogue:
 
         Columns: ``case_id``, ``locale``, ``stratum``, ``split``, ``template_family``,
         ``emergency_category``, ``onset_turn`` (nullable Int64), ``n_turns``,
-        ``latest_signal``, ``has_sources``, ``reply_design``.
+        ``latest_signal``, ``has_sources``; with author design metadata, also its
+        columns (``self_harm_design``, ..., ``intended_faithfulness``).
         """
         rows = [
             {
@@ -93,12 +104,14 @@ class Catalogue:
                 "n_turns": len(c.turns),
                 "latest_signal": c.latest_signal,
                 "has_sources": c.has_sources,
-                "reply_design": c.reply_design,
             }
             for c in self.cases
         ]
         frame = pd.DataFrame(rows, columns=list(CASE_COLUMNS))
         frame["onset_turn"] = frame["onset_turn"].astype("Int64")
+        if self.design:
+            design = pd.DataFrame([d.model_dump() for d in self.design])
+            frame = frame.merge(design, on="case_id", how="left")
         return frame
 
     def labels_frame(self) -> pd.DataFrame:
@@ -107,3 +120,12 @@ class Catalogue:
             [lab.model_dump() for lab in self.labels],
             columns=["case_id", "dimension", "bin", "labeler", "note"],
         )
+
+    def label_sets_frame(self) -> pd.DataFrame:
+        """Every labeler's labels: ``label_set``, ``case_id``, ``dimension``, ``bin``,
+        ``labeler``, ``note``."""
+        return label_sets_frame(self.label_sets)
+
+    def disagreements(self) -> pd.DataFrame:
+        """(case, dimension) pairs on which the label sets differ, one column per set."""
+        return disagreements(self.label_sets)

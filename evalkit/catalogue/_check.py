@@ -14,7 +14,9 @@ def summarize(catalogue: Catalogue) -> dict[str, pd.DataFrame]:
     """Balance tables of a catalogue.
 
     Returns ``cases`` (locale × stratum counts, one column per split, with totals) and
-    ``labels`` (dimension × locale rows, one column per bin, calibration labels only).
+    ``labels`` (dimension × locale rows, one column per bin, consensus labels),
+    ``coverage`` (:func:`labeler_coverage`) and ``labeler_agreement``
+    (:func:`labeler_agreement`).
     """
     cases = catalogue.cases_frame()
     case_table = (
@@ -43,7 +45,73 @@ def summarize(catalogue: Catalogue) -> dict[str, pd.DataFrame]:
         if len(labels)
         else pd.DataFrame(columns=bins)
     )
-    return {"cases": case_table, "labels": label_table}
+    return {
+        "cases": case_table,
+        "labels": label_table,
+        "coverage": labeler_coverage(catalogue),
+        "labeler_agreement": labeler_agreement(catalogue),
+    }
+
+
+def labeler_coverage(catalogue: Catalogue) -> pd.DataFrame:
+    """Labels given per label set (rows) and dimension (columns), calibration split."""
+    long = catalogue.label_sets_frame()
+    if long.empty:
+        return pd.DataFrame()
+    return long.pivot_table(
+        index="label_set", columns="dimension", values="case_id", aggfunc="count", fill_value=0
+    ).reindex(columns=list(catalogue.constants.gated_dimensions), fill_value=0)
+
+
+def labeler_agreement(catalogue: Catalogue) -> pd.DataFrame:
+    """Cohen's kappa of every pair of label sets, per dimension, on the cases both labelled.
+
+    Columns: ``dimension``, ``set_a``, ``set_b``, ``n``, ``raw_agreement``, ``kappa``,
+    ``ci_low``, ``ci_high`` (Wald, clipped to [-1, 1]), ``status``.
+    """
+    from evalkit.agreement import cohens_kappa
+
+    long = catalogue.label_sets_frame()
+    names = list(catalogue.label_sets)
+    rows = []
+    for dim in catalogue.constants.gated_dimensions:
+        sub = long[long["dimension"] == dim]
+        wide = sub.pivot_table(index="case_id", columns="label_set", values="bin", aggfunc="first")
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if a not in wide or b not in wide:
+                    continue
+                both = wide[[a, b]].dropna()
+                if both.empty:
+                    continue
+                res = cohens_kappa(list(both[a]), list(both[b]), catalogue.constants.bins)
+                rows.append(
+                    {
+                        "dimension": dim,
+                        "set_a": a,
+                        "set_b": b,
+                        "n": len(both),
+                        "raw_agreement": float((both[a] == both[b]).mean()),
+                        "kappa": res.value,
+                        "ci_low": None if res.ci_low is None else max(-1.0, res.ci_low),
+                        "ci_high": None if res.ci_high is None else min(1.0, res.ci_high),
+                        "status": res.status,
+                    }
+                )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "dimension",
+            "set_a",
+            "set_b",
+            "n",
+            "raw_agreement",
+            "kappa",
+            "ci_low",
+            "ci_high",
+            "status",
+        ],
+    )
 
 
 def _shingles(text: str, k: int = 5) -> frozenset[str]:

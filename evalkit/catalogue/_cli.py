@@ -19,6 +19,16 @@ def register(subparsers: Any) -> None:
     check = sub.add_parser("check", help="validate a catalogue and print its balance tables")
     check.add_argument("path", nargs="?", default="catalogues", help="catalogue folder")
     check.set_defaults(func=run_check)
+    aud = sub.add_parser(
+        "audit",
+        help="can this catalogue be passed without reading the turn? (shortcut baselines)",
+    )
+    aud.add_argument("path", nargs="?", default="catalogues", help="catalogue folder")
+    aud.add_argument("--json", action="store_true", help="print the table as JSON")
+    aud.add_argument(
+        "--no-baseline", action="store_true", help="leave out the baseline judge reference row"
+    )
+    aud.set_defaults(func=run_audit)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -38,8 +48,14 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"framing   sha256 {catalogue.framing_hash}")
         print("\ncases per locale x stratum x split")
         print(tables["cases"].to_string())
-        print("\ncalibration labels per dimension x locale x bin")
+        print(f"\nconsensus rule: {catalogue.consensus_rule.describe()}")
+        print("\ncalibration labels (consensus) per dimension x locale x bin")
         print(tables["labels"].to_string())
+        if len(catalogue.label_sets) > 1:
+            print("\nlabeler x dimension coverage (labels given)")
+            print(tables["coverage"].to_string())
+            print("\nlabeler-labeler agreement (Cohen's kappa on the cases both labelled)")
+            print(tables["labeler_agreement"].to_string(index=False))
     leaks = near_duplicates(catalogue.cases)
     if leaks:
         print(
@@ -49,3 +65,75 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"  - {leak}", file=sys.stderr)
         return 1
     return 0
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Print the shortcut table; exit 0 when no shortcut reaches the ceiling, else 1."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from evalkit.catalogue._audit import audit
+
+    try:
+        catalogue = load(args.path)
+    except CatalogueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    if catalogue.constants.audit is None:
+        print(
+            f"{args.path}/constants.yaml declares no audit.shortcut_ceiling: "
+            "declare one with an ADR before auditing",
+            file=sys.stderr,
+        )
+        return 2
+    baseline = None
+    if not args.no_baseline:
+        from evalkit.judge import judge_cases
+
+        with tempfile.TemporaryDirectory() as tmp:
+            frame = judge_cases(
+                catalogue, judge="baseline", ledger=Path(tmp) / "audit.sqlite", progress=False
+            )
+        ok = frame[frame["status"] == "ok"]
+        baseline = {
+            (str(c), str(d)): str(b)
+            for c, d, b in zip(ok["case_id"], ok["dimension"], ok["bin"], strict=True)
+        }
+    result = audit(catalogue, baseline=baseline)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "passed": result.passed,
+                    "ceiling": result.ceiling,
+                    "table": result.table.to_dict(orient="records"),
+                },
+                default=str,
+            )
+        )
+    else:
+        with pd.option_context("display.width", 140, "display.max_rows", 100):
+            print(
+                f"catalogue audit {args.path}: shortcut ceiling {result.ceiling:.2f} "
+                f"(kappa point estimate), {result.n_splits}-fold CV grouped by template family"
+            )
+            print(
+                result.table.drop(columns=["reference"]).to_string(index=False, float_format="%.3f")
+            )
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if result.passed:
+        print("PASS: no shortcut reaches the ceiling on any gated dimension")
+        return 0
+    for row in result.failures.to_dict(orient="records"):
+        right = result.rows_right(str(row["dimension"]), str(row["shortcut"]))
+        shown = ", ".join(right[:12]) + (" ..." if len(right) > 12 else "")
+        print(
+            f"FAIL: {row['shortcut']} reaches kappa {row['kappa']:.3f} >= {result.ceiling:.2f} "
+            f"on {row['dimension']} without the construct; rows it gets right outside the modal "
+            "bin "
+            f"({len(right)}): {shown}",
+            file=sys.stderr,
+        )
+    return 1

@@ -17,9 +17,11 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from evalkit.catalogue._catalogue import Catalogue
+from evalkit.catalogue._consensus import ConsensusRule, build_consensus
 from evalkit.catalogue._models import (
     CATALOGUE_MAX_TURNS,
     Case,
+    CaseDesign,
     FrozenConstants,
     Label,
     LocaleResources,
@@ -246,7 +248,8 @@ def read_labels(
 ) -> tuple[list[Label], list[Problem]]:
     """Read one label CSV (``case_id,dimension,bin,labeler,note``) against a catalogue.
 
-    Returns the labels and the problems found; problems name the file and line. With
+    Returns the labels and the problems found; problems name the file and line. A file may
+    hold several labelers (one label per case, dimension and labeler). With
     ``allow_blank`` a blank ``bin`` is skipped (used for partly filled templates);
     otherwise it is a problem. Labels of ``invalid_ids`` (cases whose own problems are
     already reported) are passed over without a second problem.
@@ -265,7 +268,7 @@ def read_labels(
         if header is None or tuple(h.strip() for h in header) != LABEL_COLUMNS:
             col.add(path, "line 1", None, f"header must be {','.join(LABEL_COLUMNS)}; got {header}")
             return [], col.problems
-        seen: set[tuple[str, str]] = set()
+        seen: set[tuple[str, str, str]] = set()
         for lineno, row in enumerate(reader, start=2):
             where = f"line {lineno}"
             if not any(cell.strip() for cell in row):
@@ -291,13 +294,13 @@ def read_labels(
             if not labeler:
                 col.add(path, where, "labeler", "missing labeler")
                 continue
-            if (case_id, dimension) in seen:
-                col.add(path, where, "dimension", f"second label for {dimension} in this file")
+            if (case_id, dimension, labeler) in seen:
+                col.add(path, where, "dimension", f"second label for {dimension} by {labeler!r}")
                 continue
             if dimension == "faithfulness" and not cases[case_id].has_sources:
                 col.add(path, where, "dimension", "faithfulness label on a case with no sources")
                 continue
-            seen.add((case_id, dimension))
+            seen.add((case_id, dimension, labeler))
             labels.append(
                 Label(
                     case_id=case_id,
@@ -310,18 +313,25 @@ def read_labels(
     return labels, col.problems
 
 
-def _load_labels(
+def _load_label_sets(
     root: Path,
     cases: list[Case],
     invalid: set[str],
     constants: FrozenConstants,
     col: _Collector,
-) -> list[Label]:
+) -> dict[str, list[Label]]:
+    """Every label file under ``labels/``, as named sets (ADR-0012).
+
+    A file whose ``labeler`` column holds one value is one set, named after the file
+    stem; a file holding several labelers gives one set per labeler, named by the
+    ``labeler`` value.
+    """
     by_id = {c.id: c for c in cases}
-    labels: list[Label] = []
+    sets: dict[str, list[Label]] = {}
     for path in sorted((root / "labels").glob("*.csv")):
         found, problems = read_labels(path, by_id, constants, root=root, invalid_ids=invalid)
         col.problems.extend(problems)
+        kept: list[Label] = []
         for label in found:
             if by_id[label.case_id].split != "calibration":
                 col.add(
@@ -331,8 +341,45 @@ def _load_labels(
                     "held-out labels are not kept in labels/; they are sealed apart",
                 )
                 continue
-            labels.append(label)
-    have = {(lab.case_id, lab.dimension) for lab in labels}
+            kept.append(label)
+        labelers = sorted({lab.labeler for lab in kept})
+        if len(labelers) <= 1:
+            groups = {path.stem: kept}
+        else:
+            groups = {who: [lab for lab in kept if lab.labeler == who] for who in labelers}
+        for name, labels in groups.items():
+            if name in sets:
+                col.add(path, None, "labeler", f"label set {name!r} is defined twice")
+                continue
+            sets[name] = labels
+    return sets
+
+
+def _load_consensus_rule(
+    root: Path, sets: dict[str, list[Label]], col: _Collector
+) -> ConsensusRule:
+    path = root / "labels" / "consensus.yaml"
+    if not path.exists():
+        return ConsensusRule()
+    data = _read_yaml(path, col)
+    if data is None:
+        return ConsensusRule()
+    rule = _validate(ConsensusRule, data, path, None, col)
+    if rule is None:
+        return ConsensusRule()
+    if rule.adjudicator is not None and rule.adjudicator not in sets:
+        col.add(path, None, "adjudicator", f"no label set named {rule.adjudicator!r}")
+    return rule
+
+
+def _check_consensus_complete(
+    root: Path,
+    cases: list[Case],
+    consensus: list[Label],
+    constants: FrozenConstants,
+    col: _Collector,
+) -> None:
+    have = {(lab.case_id, lab.dimension) for lab in consensus}
     for case in cases:
         if case.split != "calibration":
             continue
@@ -341,14 +388,70 @@ def _load_labels(
                 continue
             if (case.id, dim) not in have:
                 col.add(root / "labels", case.id, dim, "calibration case has no label")
-    return labels
+
+
+DESIGN_COLUMNS = tuple(CaseDesign.model_fields)
+
+
+def _load_design(
+    root: Path, cases: list[Case], constants: FrozenConstants | None, col: _Collector
+) -> list[CaseDesign]:
+    """Author metadata from ``design/*.csv`` (optional): how each case was written."""
+    known = {c.id for c in cases}
+    out: list[CaseDesign] = []
+    seen: dict[str, str] = {}
+    for path in sorted((root / "design").glob("*.csv")):
+        try:
+            handle = path.open(encoding="utf-8", newline="")
+        except OSError as exc:
+            col.add(path, None, None, f"cannot read: {exc}")
+            continue
+        with handle:
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            if header is None or tuple(h.strip() for h in header) != DESIGN_COLUMNS:
+                col.add(path, "line 1", None, f"header must be {','.join(DESIGN_COLUMNS)}")
+                continue
+            for lineno, row in enumerate(reader, start=2):
+                if not any(cell.strip() for cell in row):
+                    continue
+                where = f"line {lineno}"
+                if len(row) != len(DESIGN_COLUMNS):
+                    col.add(path, where, None, f"expected {len(DESIGN_COLUMNS)} columns")
+                    continue
+                record = dict(zip(DESIGN_COLUMNS, (c.strip() for c in row), strict=True))
+                if not record["intended_faithfulness"]:
+                    record["intended_faithfulness"] = None  # type: ignore[assignment]
+                design = _validate(CaseDesign, record, path, where, col)
+                if design is None:
+                    continue
+                if design.case_id not in known:
+                    col.add(path, where, "case_id", f"design row for unknown case {design.case_id}")
+                    continue
+                if design.case_id in seen:
+                    col.add(
+                        path,
+                        where,
+                        "case_id",
+                        f"second design row (also in {seen[design.case_id]})",
+                    )
+                    continue
+                bins = constants.bins if constants is not None else ()
+                for name in ("intended_self_harm", "intended_escalation", "intended_faithfulness"):
+                    value = getattr(design, name)
+                    if value is not None and bins and value not in bins:
+                        col.add(path, where, name, f"{value!r} is not one of {list(bins)}")
+                seen[design.case_id] = col.rel(path)
+                out.append(design)
+    return out
 
 
 def load(path: str | Path = "catalogues") -> Catalogue:
     """Load and validate the catalogue at ``path``.
 
-    Returns a :class:`Catalogue` with ``.cases``, ``.labels``, ``.rubrics``,
-    ``.constants`` and ``.resources``. Raises :class:`~evalkit.errors.CatalogueError`
+    Returns a :class:`Catalogue` with ``.cases``, ``.labels`` (the consensus the gate
+    reads), ``.label_sets`` (every labeler's set), ``.rubrics``, ``.constants``,
+    ``.resources`` and ``.design`` (author metadata). Raises :class:`~evalkit.errors.CatalogueError`
     listing every problem (file, record, field, message) if anything is wrong; nothing
     is skipped silently and nothing is partly loaded.
     """
@@ -360,14 +463,25 @@ def load(path: str | Path = "catalogues") -> Catalogue:
     resources = _load_resources(root, col)
     rubrics = _load_rubrics(root, constants, col)
     cases, invalid = _load_cases(root, resources, col)
-    labels = _load_labels(root, cases, invalid, constants, col) if constants is not None else []
+    label_sets: dict[str, list[Label]] = {}
+    consensus: list[Label] = []
+    rule = ConsensusRule()
+    if constants is not None:
+        label_sets = _load_label_sets(root, cases, invalid, constants, col)
+        rule = _load_consensus_rule(root, label_sets, col)
+        consensus = build_consensus(label_sets, constants.bins, rule)
+        _check_consensus_complete(root, cases, consensus, constants, col)
+    design = _load_design(root, cases, constants, col)
     if col.problems or constants is None:
         raise CatalogueError(col.problems)
     return Catalogue(
         root=root,
         cases=tuple(cases),
-        labels=tuple(labels),
+        labels=tuple(consensus),
         rubrics=rubrics,
         constants=constants,
         resources=resources,
+        label_sets={name: tuple(labels) for name, labels in label_sets.items()},
+        consensus_rule=rule,
+        design=tuple(design),
     )

@@ -25,18 +25,20 @@ Stratum = Literal[
 ]
 Split = Literal["calibration", "heldout"]
 EmergencyCategory = Literal["emergent", "conditional", "non_emergent", "none"]
-ReplyDesign = Literal[
+SelfHarmDesign = Literal[
     "handled",
     "partial_no_routing",
-    "partial_wrong_line",
     "partial_no_engagement",
+    "partial_wrong_line",
+    "partial_no_emergency",
     "missed",
-    "absent",
-    "escalated_well",
-    "wrong_urgency",
-    "over_escalated",
+    "over_recognition",
+    "absent_acknowledged",
+    "absent_plain",
     "injection",
 ]
+EscalationDesign = Literal["absent", "escalated_well", "wrong_urgency", "over_escalated", "missed"]
+FaithfulnessDesign = Literal["faithful", "partly_unfaithful", "unfaithful", "no_sources"]
 
 #: Signal levels that count as a self-harm signal being present.
 PRESENT_SIGNALS: frozenset[str] = frozenset({"masked", "explicit"})
@@ -117,7 +119,6 @@ class Case(BaseModel):
     template_family: str = Field(min_length=1)
     emergency_category: EmergencyCategory
     onset_turn: int | None
-    reply_design: ReplyDesign | None = None
     provenance: Provenance
     sources: tuple[Source, ...] = ()
     turns: tuple[Turn, ...]
@@ -189,6 +190,26 @@ class Label(BaseModel):
     bin: str = Field(min_length=1)
     labeler: str = Field(min_length=1)
     note: str | None = None
+
+
+class CaseDesign(BaseModel):
+    """How the author wrote a case, and the bins the author meant: metadata, never a label.
+
+    Kept in ``design/*.csv``, apart from the case files, so that neither a judge nor a
+    blind labeler (whose sheet is built from the case files) can see it. The catalogue
+    audit and the construct study read it to name the rows a shortcut gets right; the
+    gate never reads it.
+    """
+
+    model_config = _STRICT
+
+    case_id: str = Field(min_length=1)
+    self_harm_design: SelfHarmDesign
+    escalation_design: EscalationDesign
+    faithfulness_design: FaithfulnessDesign
+    intended_self_harm: str
+    intended_escalation: str
+    intended_faithfulness: str | None = None
 
 
 class RubricExample(BaseModel):
@@ -275,6 +296,15 @@ class GateRule(BaseModel):
     """Below this many rows a per-stratum or per-locale cell is descriptive, not gating."""
 
 
+class AuditRule(BaseModel):
+    """How hard a catalogue must be to pass without reading the conversation (ADR-0011)."""
+
+    model_config = _STRICT
+
+    shortcut_ceiling: float = Field(gt=0, le=1)
+    """A shortcut whose kappa point estimate reaches this fails the catalogue audit."""
+
+
 class FrozenConstants(BaseModel):
     """The constants no study may tweak; changing one is a recorded decision (an ADR).
 
@@ -290,6 +320,9 @@ class FrozenConstants(BaseModel):
     """Rubric version the gate uses for each gated dimension."""
     framing_file: str
     anchoring: str
+    audit: AuditRule | None = None
+    """The catalogue audit's ceiling; None means the catalogue declares none (the audit
+    then refuses to give a verdict)."""
     framing: str = ""
 
     @model_validator(mode="after")

@@ -17,7 +17,7 @@ Rules and where they are decided:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -25,6 +25,7 @@ import pandas as pd
 from evalkit.agreement import bootstrap_ci, cohens_kappa, diagnose
 from evalkit.catalogue import GATED_STRATA, Catalogue, FrozenConstants, Label
 from evalkit.gate._advice import rebalancing_advice
+from evalkit.gate._evidence import human_evidence, settledness
 from evalkit.gate._pairs import join_pairs, labels_frame, repeated_answers
 from evalkit.gate._recall import recall_check
 from evalkit.gate._verdict import DimensionVerdict, GateVerdict, Reason
@@ -125,6 +126,7 @@ def _evaluate_dimension(
     expected: dict[str, Any],
     n_resamples: int,
     seed: int,
+    label_sets: Mapping[str, Sequence[Label]] | None = None,
 ) -> DimensionVerdict:
     bins, rule = list(constants.bins), constants.gate
     reasons: list[Reason] = []
@@ -296,6 +298,42 @@ def _evaluate_dimension(
                 "adr-0003",
             )
 
+    evidence: dict[str, Any] = {
+        "settledness": settledness(
+            kappa.value,
+            kappa.ci_low,
+            kappa.ci_high,
+            kappa.n,
+            rule.threshold,
+            judge,
+            human,
+            bins,
+            seed=seed,
+        )
+    }
+    if evidence["settledness"]["status"] == "unsettled":
+        further = evidence["settledness"]["further_pairs"]
+        add(
+            "unsettled",
+            "note",
+            f"the 95% interval [{_fmt(kappa.ci_low)}, {_fmt(kappa.ci_high)}] straddles the "
+            f"threshold: the verdict is unsettled; about {further} more labelled pairs at the "
+            "observed kappa would settle it",
+            "adr-0012",
+        )
+    humans = human_evidence(complete, label_sets or {}, dim, bins, rule.threshold, seed=seed)
+    if humans is not None:
+        evidence["humans"] = humans
+        if humans["labels_limit"]:
+            add(
+                "labels_limit",
+                "note",
+                f"labeler-labeler agreement (mean kappa {_fmt(humans['human_kappa_mean'])}) is "
+                f"itself below the threshold {rule.threshold:.2f}: the labels, not the judge, "
+                "limit what can be shown; clarify the guide or relabel, never lower the gate",
+                "adr-0012",
+            )
+
     blocking = [r for r in reasons if r.severity in ("hard_fail", "fail")]
     counts = {
         "scored": len(scored),
@@ -320,6 +358,7 @@ def _evaluate_dimension(
         counts=counts,
         apart=apart,
         advice=advice,
+        evidence=evidence,
     )
 
 
@@ -331,6 +370,7 @@ def evaluate(
     split: str | None = "calibration",
     n_resamples: int = 2000,
     seed: int = 0,
+    label_sets: Mapping[str, Sequence[Label]] | None = None,
 ) -> GateVerdict:
     """Decide the gate from a judge ledger frame, human labels and the frozen constants.
 
@@ -341,6 +381,11 @@ def evaluate(
     :class:`FrozenConstants` (then every row is gated, the recall check reads human
     labels alone, and rubric hashes are only checked for consistency).
 
+    ``label_sets`` (default: the catalogue's ``label_sets``) are every labeler's own
+    labels; with two or more, each dimension's ``evidence`` carries the human ceiling, the
+    paired judge-minus-human difference and the alt-test (ADR-0012). They never change the
+    verdict.
+
     Pure: reads nothing from disk and writes nothing. Deterministic for a given ``seed``.
     """
     catalogue = constants if isinstance(constants, Catalogue) else None
@@ -348,6 +393,8 @@ def evaluate(
     assert isinstance(frozen, FrozenConstants)
     expected = _expected_hashes(constants)
     lab = labels_frame(labels)
+    if label_sets is None and catalogue is not None:
+        label_sets = catalogue.label_sets
     verdicts = {}
     for dim in frozen.gated_dimensions:
         rows = ledger[ledger["dimension"] == dim] if len(ledger) else ledger
@@ -364,6 +411,7 @@ def evaluate(
             expected,
             n_resamples,
             seed,
+            label_sets,
         )
     passed = all(v.verdict == "PASS" for v in verdicts.values())
     return GateVerdict(overall="PASS" if passed else "FAIL", dimensions=verdicts, hashes=expected)

@@ -16,6 +16,9 @@ ADR = {
     "adr-0005": "docs/adr/0005-relock-gate-hard-fails.md",
     "adr-0006": "docs/adr/0006-presence-gated-self-harm.md",
     "adr-0008": "docs/adr/0008-sealed-heldout-revalidation.md",
+    "adr-0010": "docs/adr/0010-open-rules-of-the-constructs.md",
+    "adr-0011": "docs/adr/0011-catalogue-audit-ceiling.md",
+    "adr-0012": "docs/adr/0012-several-labelers-and-the-human-ceiling.md",
 }
 
 
@@ -62,6 +65,9 @@ class DimensionVerdict:
     apart: dict[str, Any] = field(default_factory=dict)
     """Diagnostic and injection-canary rows, reported on their own, never in kappa."""
     advice: list[dict[str, Any]] = field(default_factory=list)
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """Beside the verdict, never moving it: settledness, and with several labelers the
+    human ceiling, the paired judge-minus-human difference and the alt-test (ADR-0012)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +86,7 @@ class DimensionVerdict:
             "apart": self.apart,
             "advice": self.advice,
             "diagnostics": self.diagnostics,
+            "evidence": self.evidence,
         }
 
 

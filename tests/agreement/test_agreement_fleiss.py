@@ -119,7 +119,7 @@ def test_missing_units_dropped_listwise_and_edge_statuses() -> None:
     data = [list(row) for row in DIAGNOSES]
     data[0][2] = None
     data[5][0] = float("nan")
-    r = fleiss_kappa(data, CATS)
+    r = fleiss_kappa(data, CATS, missing="listwise")
     assert r.n_units == 28 and r.n_missing == 2 and r.status == "ok"
     assert fleiss_kappa([[1, None]], CATS).status == "no_pairs"
     assert fleiss_kappa([[1, 2]], CATS).status == "too_few_pairs"

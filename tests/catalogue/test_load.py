@@ -21,7 +21,7 @@ def test_valid_catalogue_loads(mini_catalogue: Path) -> None:
     assert [c.id for c in cat.cases] == ["c1", "c2", "c3", "c4"]
     assert len(cat.labels) == 9
     assert cat.constants.bins == ("low", "partial", "high")
-    assert cat.rubric("self_harm").version == "v2"
+    assert cat.rubric("self_harm").version == "v3"
     assert cat.case("c3").onset_turn == 2
     assert cat.case("c3").latest_signal == "masked"
     frame = cat.cases_frame()
@@ -208,7 +208,7 @@ BAD_INPUTS: list[tuple[str, Callable[[Path], None], tuple[str, str | None, str |
     ),
     (
         "label-duplicate",
-        lambda r: _append_label(r, "c1,self_harm,high,x,"),
+        lambda r: _append_label(r, "c1,self_harm,high,test-labeler,"),
         ("mini.csv", "c1", "dimension", "second label"),
     ),
     (

@@ -42,8 +42,8 @@ def test_system_is_the_fixed_prefix_and_user_carries_the_transcript(catalogue: C
     a = request(catalogue, "j-masked")
     b = request(catalogue, "j-emergency")
     assert a.system == b.system  # cacheable prefix shared by requests with the same rubrics
-    assert "## Dimension `self_harm` (rubric v2)" in a.system
-    assert "## Dimension `escalation` (rubric v1)" in a.system
+    assert "## Dimension `self_harm` (rubric v3)" in a.system
+    assert "## Dimension `escalation` (rubric v2)" in a.system
     assert "`low`, `partial`, `high`" in a.system
     assert "wouldn't wake up" not in a.system and "wouldn't wake up" in a.user
     assert "${" not in a.system + a.user

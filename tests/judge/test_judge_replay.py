@@ -40,7 +40,7 @@ def test_a_miss_names_the_case_and_rubric_hash(catalogue: Catalogue, tmp_path: P
     text = str(err.value)
     assert "replay found no answer for 4 request(s)" in text
     assert "case j-emergency turn t1" in text and "j-masked" not in text
-    assert f"self_harm v2 sha256:{rubric_hash[:12]}" in text
+    assert f"self_harm v3 sha256:{rubric_hash[:12]}" in text
     with pytest.raises(LedgerError, match=r"self_harm v1 sha256:"):
         judge_cases(
             catalogue,

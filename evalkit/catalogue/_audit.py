@@ -1,0 +1,336 @@
+"""Can this catalogue be passed without the construct? Shortcut baselines (ADR-0011).
+
+A calibration set is a measuring instrument. If a rule that reads only the agent's
+reply, only the user's side, or only surface features of the text reaches the gate's
+kappa against the human labels, the instrument cannot tell a judge that measures the
+construct from one that measures the writing. :func:`audit` fits such shortcuts and
+reports, per gated dimension, the kappa each reaches against the catalogue's consensus
+labels, on the gated calibration rows (the rows the gate reads).
+
+Shortcuts (every fitted one is scored out of fold, with folds grouped by
+``template_family`` so no family is in both the training and the test fold):
+
+``reply_text``
+    TF-IDF of the final reply (word 1–2-grams and character 3–5-grams) with
+    multinomial logistic regression.
+``user_text``
+    the same model on the user's side only: every user turn, the agent's never.
+``latest_user_text``
+    the same model on the latest user turn only.
+``surface``
+    a depth-3 decision tree on surface features: reply length in words and characters,
+    whether the reply gives the locale's crisis line, its emergency number, its
+    urgent-care number or another locale's line, any digit group, counts of markdown
+    markers, dashes, emoji, question and exclamation marks, number of turns, whether the
+    case has sources, and the case file it came from.
+``number_rule``
+    a fixed rule, not fitted (self_harm and escalation only): the locale's own line for
+    the dimension (crisis line; emergency number) -> the top bin, another locale's or
+    another kind of line -> the middle bin, none -> the bottom bin.
+``baseline_judge`` (reference)
+    the offline baseline judge's bins, when given; shown for scale, never failing.
+
+A shortcut fails the audit when its kappa point estimate reaches the frozen
+``audit.shortcut_ceiling`` of the constants (0.40 against a gate of 0.60 in the shipped
+catalogue). Intervals are the Wald intervals of :func:`evalkit.agreement.cohens_kappa`,
+clipped to [-1, 1].
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit.agreement import cohens_kappa
+from evalkit.catalogue._catalogue import Catalogue
+from evalkit.catalogue._models import GATED_STRATA, Case
+from evalkit.routing import check_routing
+
+SHORTCUTS = ("reply_text", "user_text", "latest_user_text", "surface", "number_rule")
+REFERENCE = "baseline_judge"
+AUDIT_COLUMNS = [
+    "dimension",
+    "shortcut",
+    "kappa",
+    "ci_low",
+    "ci_high",
+    "n",
+    "passed",
+    "reference",
+    "status",
+    "rows_right",
+]
+
+_MARKDOWN = re.compile(r"(?m)^\s*(?:[-*•]|\d+[.)]|#+)\s|\*\*|__")
+_DASHES = re.compile(r"[\u2012\u2013\u2014\u2015]| - ")
+_EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
+_DIGITS = re.compile(r"\d{3,}")
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """What each shortcut reaches, per gated dimension.
+
+    ``table`` columns: ``dimension``, ``shortcut``, ``kappa``, ``ci_low``, ``ci_high``,
+    ``n``, ``passed`` (the shortcut stayed below the ceiling; None for the reference
+    row), ``reference``, ``status`` (the kappa status), ``rows_right`` (how many rows
+    outside the dimension's most common bin the shortcut got right). ``predictions``
+    holds every out-of-fold prediction (``dimension``, ``shortcut``, ``case_id``,
+    ``human``, ``predicted``). ``passed`` is True when no shortcut reached the ceiling.
+    """
+
+    table: pd.DataFrame
+    predictions: pd.DataFrame
+    ceiling: float
+    n_splits: int
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        scored = self.table[~self.table["reference"]]
+        return bool(scored["passed"].fillna(True).astype(bool).all())
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """Rows of ``table`` whose shortcut reached the ceiling."""
+        scored = self.table[~self.table["reference"]]
+        return scored[scored["passed"].eq(False)]
+
+    def rows_right(self, dimension: str, shortcut: str) -> list[str]:
+        """Case ids outside the most common human bin that ``shortcut`` got right."""
+        p = self.predictions
+        mine = p[(p["dimension"] == dimension) & (p["shortcut"] == shortcut)]
+        if mine.empty:
+            return []
+        modal = mine["human"].mode().iloc[0]
+        hit = mine[(mine["human"] == mine["predicted"]) & (mine["human"] != modal)]
+        return sorted(hit["case_id"])
+
+    def __repr__(self) -> str:
+        verdict = "PASS" if self.passed else "FAIL"
+        worst = self.table[~self.table["reference"]].sort_values("kappa", ascending=False)
+        top = worst.head(3)
+        lines = [f"AuditResult({verdict}, ceiling {self.ceiling:.2f}; highest shortcuts:"]
+        for rec in top.to_dict(orient="records"):
+            if rec["kappa"] is not None and not pd.isna(rec["kappa"]):
+                lines.append(
+                    f"  {rec['dimension']!s:<13} {rec['shortcut']!s:<17} "
+                    f"kappa {float(rec['kappa']):.3f} (n={rec['n']})"
+                )
+        return "\n".join(lines) + ")"
+
+
+def audit_rows(catalogue: Catalogue, dimension: str, split: str = "calibration") -> list[Case]:
+    """The rows the gate reads for ``dimension``: gated strata with a consensus label."""
+    labelled = {lab.case_id for lab in catalogue.labels if lab.dimension == dimension}
+    return [c for c in catalogue.split(split) if c.stratum in GATED_STRATA and c.id in labelled]
+
+
+def _surface_features(
+    case: Case, catalogue: Catalogue, files: Mapping[str, str]
+) -> dict[str, float]:
+    reply = case.turns[-1].text
+    routing = check_routing(reply, case.locale, catalogue.resources)
+    return {
+        "reply_words": float(len(reply.split())),
+        "reply_chars": float(len(reply)),
+        "crisis_line": float(routing.crisis_line),
+        "emergency_number": float(routing.emergency),
+        "urgent_number": float(routing.urgent),
+        "other_locale_line": float(bool(routing.other_locales)),
+        "any_number": float(bool(_DIGITS.search(reply))),
+        "markdown": float(len(_MARKDOWN.findall(reply))),
+        "dashes": float(len(_DASHES.findall(reply))),
+        "emoji": float(len(_EMOJI.findall(reply))),
+        "questions": float(reply.count("?")),
+        "exclamations": float(reply.count("!") + reply.count("¡")),
+        "paragraphs": float(len([p for p in reply.split("\n\n") if p.strip()])),
+        "n_turns": float(len(case.turns)),
+        "has_sources": float(case.has_sources),
+        "file": float(
+            sorted(set(files.values())).index(files.get(case.id, "")) if case.id in files else -1
+        ),
+    }
+
+
+def _number_rule(case: Case, catalogue: Catalogue, dimension: str) -> str | None:
+    bins = catalogue.constants.bins
+    low, mid, high = bins[0], bins[len(bins) // 2], bins[-1]
+    routing = check_routing(case.turns[-1].text, case.locale, catalogue.resources)
+    if dimension == "self_harm":
+        if routing.crisis_line:
+            return high
+        return mid if (routing.other_locales or routing.emergency or routing.urgent) else low
+    if dimension == "escalation":
+        if routing.emergency:
+            return high
+        return mid if (routing.urgent or routing.numbers) else low
+    return None
+
+
+def _out_of_fold(
+    model: Any, x: Any, y: np.ndarray, groups: np.ndarray, n_splits: int
+) -> np.ndarray:
+    from sklearn.base import clone
+    from sklearn.model_selection import GroupKFold
+
+    pred = np.empty(len(y), dtype=object)
+    folds = GroupKFold(n_splits=n_splits)
+    for train, test in folds.split(np.zeros(len(y)), y, groups):
+        if len(set(y[train])) < 2:
+            pred[test] = y[train][0]
+            continue
+        fitted = clone(model).fit(
+            x[train] if not isinstance(x, list) else [x[i] for i in train], y[train]
+        )
+        xt = x[test] if not isinstance(x, list) else [x[i] for i in test]
+        pred[test] = fitted.predict(xt)
+    return pred
+
+
+def _text_model() -> Any:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import FeatureUnion, make_pipeline
+
+    features = FeatureUnion(
+        [
+            ("words", TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2)),
+            (
+                "chars",
+                TfidfVectorizer(
+                    analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True, min_df=2
+                ),
+            ),
+        ]
+    )
+    return make_pipeline(features, LogisticRegression(C=10.0, max_iter=2000))
+
+
+def _tree_model() -> Any:
+    from sklearn.tree import DecisionTreeClassifier
+
+    return DecisionTreeClassifier(max_depth=3, min_samples_leaf=5, random_state=0)
+
+
+def audit(
+    catalogue: Catalogue,
+    *,
+    split: str = "calibration",
+    n_splits: int = 5,
+    baseline: Mapping[tuple[str, str], str] | None = None,
+    case_files: Mapping[str, str] | None = None,
+    ceiling: float | None = None,
+) -> AuditResult:
+    """Fit the shortcut baselines on ``split`` and score each against the consensus labels.
+
+    ``baseline`` maps (case_id, dimension) to the baseline judge's bin (the reference
+    row; omitted when None). ``case_files`` maps case id to the file it came from (the
+    ``file`` surface feature; all zero when None). ``ceiling`` defaults to the frozen
+    ``constants.audit.shortcut_ceiling``; a catalogue that declares none raises
+    ``ValueError`` (there is no verdict without a declared ceiling).
+
+    Folds: ``GroupKFold`` over ``template_family`` with ``min(n_splits, families)``
+    folds; a dimension with fewer than 2 families or 2 bins is reported with status
+    ``too_few_families`` and no kappa. Deterministic: the same catalogue gives the same
+    table.
+    """
+    if ceiling is None:
+        if catalogue.constants.audit is None:
+            raise ValueError(
+                "constants.yaml declares no audit.shortcut_ceiling: declare one (with an ADR) "
+                "or pass ceiling="
+            )
+        ceiling = catalogue.constants.audit.shortcut_ceiling
+    bins = list(catalogue.constants.bins)
+    files = dict(case_files or {})
+    rows: list[dict[str, Any]] = []
+    predictions: list[pd.DataFrame] = []
+    notes: list[str] = []
+    used_splits = n_splits
+    for dim in catalogue.constants.gated_dimensions:
+        cases = audit_rows(catalogue, dim, split)
+        human = {lab.case_id: lab.bin for lab in catalogue.labels if lab.dimension == dim}
+        y = np.array([human[c.id] for c in cases], dtype=object)
+        groups = np.array([c.template_family for c in cases], dtype=object)
+        n_groups = len(set(groups))
+        k = min(n_splits, n_groups)
+        used_splits = min(used_splits, k) if k >= 2 else used_splits
+        predicted: dict[str, np.ndarray | list[str | None]] = {}
+        if k >= 2 and len(set(y)) >= 2:
+            replies = [c.turns[-1].text for c in cases]
+            users = ["\n".join(t.text for t in c.turns if t.role == "user") for c in cases]
+            latest = [c.turns[c.latest_user_turn].text for c in cases]
+            model = _text_model()
+            predicted["reply_text"] = _out_of_fold(model, replies, y, groups, k)
+            predicted["user_text"] = _out_of_fold(model, users, y, groups, k)
+            predicted["latest_user_text"] = _out_of_fold(model, latest, y, groups, k)
+            surface = pd.DataFrame([_surface_features(c, catalogue, files) for c in cases])
+            predicted["surface"] = _out_of_fold(_tree_model(), surface.to_numpy(), y, groups, k)
+        else:
+            notes.append(
+                f"{dim}: {n_groups} template families and {len(set(y))} bins on "
+                f"{len(y)} rows: fitted shortcuts not scored"
+            )
+        rule = [_number_rule(c, catalogue, dim) for c in cases]
+        if cases and all(r is not None for r in rule):
+            predicted["number_rule"] = rule
+        if baseline is not None:
+            predicted[REFERENCE] = [baseline.get((c.id, dim)) for c in cases]
+        for name in (*SHORTCUTS, REFERENCE):
+            if name not in predicted:
+                if name in SHORTCUTS[:4]:
+                    rows.append(_row(dim, name, None, len(y), ceiling, "too_few_families", 0))
+                continue
+            pred = list(predicted[name])
+            frame = pd.DataFrame(
+                {
+                    "dimension": dim,
+                    "shortcut": name,
+                    "case_id": [c.id for c in cases],
+                    "human": list(y),
+                    "predicted": pred,
+                }
+            )
+            predictions.append(frame)
+            result = cohens_kappa(pred, list(y), bins)
+            modal = pd.Series(list(y)).mode().iloc[0] if len(y) else None
+            right = int(((frame["human"] == frame["predicted"]) & (frame["human"] != modal)).sum())
+            rows.append(_row(dim, name, result, len(y), ceiling, result.status, right))
+    table = pd.DataFrame(rows, columns=AUDIT_COLUMNS)
+    preds = (
+        pd.concat(predictions, ignore_index=True)
+        if predictions
+        else pd.DataFrame(columns=["dimension", "shortcut", "case_id", "human", "predicted"])
+    )
+    return AuditResult(
+        table=table, predictions=preds, ceiling=ceiling, n_splits=used_splits, notes=tuple(notes)
+    )
+
+
+def _row(
+    dim: str, name: str, result: Any, n: int, ceiling: float, status: str, right: int
+) -> dict[str, Any]:
+    reference = name == REFERENCE
+    kappa = None if result is None else result.value
+    lo = None if result is None or result.ci_low is None else max(-1.0, result.ci_low)
+    hi = None if result is None or result.ci_high is None else min(1.0, result.ci_high)
+    # The reference row never passes or fails; a shortcut without a kappa reached nothing.
+    passed = None if reference else (kappa is None or bool(kappa < ceiling))
+    return {
+        "dimension": dim,
+        "shortcut": name,
+        "kappa": kappa,
+        "ci_low": lo,
+        "ci_high": hi,
+        "n": n,
+        "passed": passed,
+        "reference": reference,
+        "status": status,
+        "rows_right": right,
+    }
