@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evalkit.catalogue import LocaleResources
+from evalkit.catalogue._models import LocaleResources
 
 __all__ = [
     "RoutingCheck",

@@ -152,9 +152,9 @@ def _surface_features(
         "paragraphs": float(len([p for p in reply.split("\n\n") if p.strip()])),
         "n_turns": float(len(case.turns)),
         "has_sources": float(case.has_sources),
-        "file": float(
-            sorted(set(files.values())).index(files.get(case.id, "")) if case.id in files else -1
-        ),
+        "file": float(sorted(set(files.values())).index(files[case.id]))
+        if case.id in files
+        else -1.0,
     }
 
 
@@ -231,9 +231,9 @@ def audit(
 
     ``baseline`` maps (case_id, dimension) to the baseline judge's bin (the reference
     row; omitted when None). ``case_files`` maps case id to the file it came from (the
-    ``file`` surface feature; all zero when None). ``ceiling`` defaults to the frozen
-    ``constants.audit.shortcut_ceiling``; a catalogue that declares none raises
-    ``ValueError`` (there is no verdict without a declared ceiling).
+    ``file`` surface feature; default the catalogue's own ``case_files``). ``ceiling``
+    defaults to the frozen ``constants.audit.shortcut_ceiling``; a catalogue that declares
+    none raises ``ValueError`` (there is no verdict without a declared ceiling).
 
     Folds: ``GroupKFold`` over ``template_family`` with ``min(n_splits, families)``
     folds; a dimension with fewer than 2 families or 2 bins is reported with status
@@ -248,7 +248,7 @@ def audit(
             )
         ceiling = catalogue.constants.audit.shortcut_ceiling
     bins = list(catalogue.constants.bins)
-    files = dict(case_files or {})
+    files = dict(case_files if case_files is not None else catalogue.case_files)
     rows: list[dict[str, Any]] = []
     predictions: list[pd.DataFrame] = []
     notes: list[str] = []

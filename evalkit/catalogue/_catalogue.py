@@ -50,6 +50,8 @@ class Catalogue:
     label_sets: dict[str, tuple[Label, ...]] = field(default_factory=dict)
     consensus_rule: ConsensusRule = field(default_factory=ConsensusRule)
     design: tuple[CaseDesign, ...] = ()
+    case_files: dict[str, str] = field(default_factory=dict)
+    """The file each case was read from (the audit's ``file`` surface feature)."""
     _by_id: dict[str, Case] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -183,8 +183,9 @@ def _case_files(root: Path) -> Iterable[Path]:
 
 def _load_cases(
     root: Path, resources: dict[str, LocaleResources], col: _Collector
-) -> tuple[list[Case], set[str]]:
-    """Valid cases, and the ids of records that failed validation (already reported)."""
+) -> tuple[list[Case], set[str], dict[str, str]]:
+    """Valid cases, the ids of records that failed validation (already reported), and the
+    file each case came from (relative to the catalogue's parent)."""
     cases: list[Case] = []
     invalid: set[str] = set()
     seen: dict[str, str] = {}
@@ -234,7 +235,7 @@ def _load_cases(
             else:
                 final_turns[final] = case.id
             cases.append(case)
-    return cases, invalid
+    return cases, invalid, seen
 
 
 def read_labels(
@@ -462,7 +463,7 @@ def load(path: str | Path = "catalogues") -> Catalogue:
     constants = _load_constants(root, col)
     resources = _load_resources(root, col)
     rubrics = _load_rubrics(root, constants, col)
-    cases, invalid = _load_cases(root, resources, col)
+    cases, invalid, case_files = _load_cases(root, resources, col)
     label_sets: dict[str, list[Label]] = {}
     consensus: list[Label] = []
     rule = ConsensusRule()
@@ -484,4 +485,5 @@ def load(path: str | Path = "catalogues") -> Catalogue:
         label_sets={name: tuple(labels) for name, labels in label_sets.items()},
         consensus_rule=rule,
         design=tuple(design),
+        case_files=case_files,
     )

@@ -53,7 +53,39 @@ def render_table(verdict: GateVerdict) -> str:
                 f"  {dim}: advice: add {row['add']} case(s) labelled "
                 f"{row['bin']} in {row['locale']}"
             )
+        lines += [f"  {dim}: evidence: {text}" for text in evidence_lines(v.evidence)]
     return "\n".join(lines)
+
+
+def evidence_lines(evidence: dict[str, Any]) -> list[str]:
+    """The human ceiling, the paired difference and the alt-test in one line each."""
+    humans = evidence.get("humans")
+    if not humans:
+        return []
+    out = []
+    rows = {r["rater"]: r for r in humans["ceiling"]}
+    judge = rows.get("judge", {}).get("kappa")
+    human = humans.get("human_kappa_mean")
+    if judge is not None and human is not None:
+        out.append(
+            f"judge kappa {judge:.3f} against the labelers vs {human:.3f} for a labeler against "
+            f"the others ({', '.join(humans['labelers'])})"
+        )
+    paired = humans["judge_vs_humans"]
+    if paired.get("difference") is not None:
+        verdict = "non-inferior" if paired["non_inferior"] else "not shown non-inferior"
+        out.append(
+            f"judge minus human {paired['difference']:+.3f} [{paired['ci_low']:+.3f}, "
+            f"{paired['ci_high']:+.3f}]: {verdict} at margin {humans['margin']:.2f}"
+        )
+    alt = humans["alt_test"]
+    if alt.get("winning_rate") is not None:
+        out.append(
+            f"alt-test winning rate {alt['winning_rate']:.2f}, advantage probability "
+            f"{alt['advantage_probability']:.2f} (epsilon {humans['epsilon']:.2f}): "
+            f"{'passes' if alt['passed'] else 'does not pass'}"
+        )
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,7 +101,12 @@ def run(args: argparse.Namespace) -> int:
             from evalkit.heldout import assert_sealed_before
 
             assert_sealed_before(catalogue, ledger)
-        verdict = evaluate(ledger, labels, catalogue, split=args.split)
+        # Evidence from every labeler's set only when the gate reads the catalogue's own
+        # consensus; labels from a file or a seal stand alone.
+        own = args.split != "heldout" and args.labels is None
+        verdict = evaluate(
+            ledger, labels, catalogue, split=args.split, label_sets=None if own else {}
+        )
     except (EvalkitError, FileNotFoundError, ValueError) as exc:
         print(f"evalkit gate: unusable input: {exc}", file=sys.stderr)
         return 2

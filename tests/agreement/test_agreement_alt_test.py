@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import Counter
 from functools import cache
 from pathlib import Path
@@ -40,7 +41,17 @@ from statsmodels.stats.multitest import multipletests
 from evalkit.agreement import alt_test
 from evalkit.agreement._alt_test import by_rejections
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "alttest"
+# ../shared beside the repository; EVALKIT_SHARED names another place (a CI clone that
+# does not sit beside shared/).
+DATA = (
+    (
+        Path(os.environ["EVALKIT_SHARED"])
+        if os.environ.get("EVALKIT_SHARED")
+        else Path(__file__).resolve().parents[2].parent / "shared"
+    )
+    / "data"
+    / "alttest"
+)
 
 # dataset -> (scoring, epsilon, {llm: (winning rate, advantage probability)}), as printed in
 # nitaytech/AltTest alt_test_example.ipynb (see the module docstring).
@@ -136,7 +147,10 @@ CASES = [(d, llm) for d, (_, _, llms) in PUBLISHED.items() for llm in llms]
 def load(dataset: str) -> tuple[dict[str, Any], dict[str, Any]]:
     folder = DATA / dataset
     if not (folder / "human_annotations.json").is_file():
-        pytest.skip(f"alt-test data not found at {folder} (expected ../shared/data/alttest)")
+        pytest.skip(
+            f"alt-test data not found at {folder} (expected ../shared/data/alttest "
+            "beside the repository, or set EVALKIT_SHARED)"
+        )
     humans = json.loads((folder / "human_annotations.json").read_text())
     llms = json.loads((folder / "llm_annotations.json").read_text())
     return humans, llms

@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 
 from evalkit.catalogue import load
-from evalkit.judge import judge_cases, load_ledger
+from evalkit.judge import build_requests, judge_cases, load_ledger
+from evalkit.judge._prompt import JudgeIdentity
 from evalkit.judge.anthropic import AnthropicBackend
 from tests.faults._support import MODEL, CountingStub, synthetic_catalogue
 from tests.stubs._server import Fault, Response
@@ -166,11 +167,16 @@ def test_a_200_that_is_not_a_message_is_recorded_not_a_crash(
 ) -> None:
     catalogue = load(synthetic_catalogue(tmp_path / "catalogue", 12, prefix="g"))
     ledger = tmp_path / "ledger.sqlite"
-    target = "8418623f"  # the request id of case g000001 (asserted below)
     crashed: BaseException | None = None
-    with GarbageFor(target, GARBAGE_200[kind], latency=0.2) as stub:
+    with GarbageFor("", GARBAGE_200[kind], latency=0.2) as stub:
         backend = AnthropicBackend(MODEL, base_url=stub.base_url, timeout=5.0,
                                    backoff_base=0.01, max_retries=1)  # fmt: skip
+        # The request id of case g000001 is a content hash (it moves with the rubrics in
+        # force), so it is computed, not pinned; the salt only affects the nonce.
+        identity = JudgeIdentity(backend.spec, backend.kind, backend.model, backend.params)
+        dims = catalogue.constants.gated_dimensions
+        (first,) = build_requests(catalogue, [catalogue.case("g000001")], dims, identity, b"s")
+        target = stub.target = first.request_id
         try:
             frame = judge_cases(catalogue, judge=backend.spec, ledger=ledger, backend=backend,
                                 concurrency=4, progress=False)  # fmt: skip
