@@ -94,3 +94,19 @@ def test_baseline_reference_row_never_fails(tmp_path: Path) -> None:
     ref = result.table[result.table["reference"]]
     assert set(ref["shortcut"]) == {"baseline_judge"} and ref["passed"].isna().all()
     assert (ref["kappa"].dropna() == 1.0).all() and ref["kappa"].notna().sum() == 2
+
+
+def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """0 when no shortcut reaches the ceiling, 1 when one does (named), 2 on bad input."""
+    from evalkit.cli import main
+
+    failing = _catalogue(tmp_path / "bad" / "catalogues", reply_gives_label=True)
+    assert main(["catalogue", "audit", str(failing), "--no-baseline"]) == 1
+    err = capsys.readouterr().err
+    assert "FAIL: reply_text reaches kappa" in err and "on self_harm" in err
+    assert main(["catalogue", "audit", str(tmp_path / "nowhere")]) == 2
+    # Here the reply says nothing, but presence alone (user side) still reaches 0.63: a
+    # signal-present row is never low in this toy catalogue (ADR-0011, consequences).
+    toy = _catalogue(tmp_path / "ok" / "catalogues", reply_gives_label=False)
+    assert main(["catalogue", "audit", str(toy), "--no-baseline", "--json"]) == 1
+    assert '"passed": false' in capsys.readouterr().out
