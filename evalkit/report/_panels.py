@@ -111,7 +111,7 @@ def construct_caveat(judge: str) -> Html:
         "What the baseline can and cannot show here",
         paragraph(
             "The baseline matches the reply against the anchors by character n-grams; it "
-            "does not read the rubric's prose as a model judge does. Its v1 and v2 bins "
+            "does not read the rubric's prose as a model judge does. Its bins under two versions "
             "show how the two rubric texts differ as data, but they cannot reproduce the "
             "construct failure recorded in ADR-0006, which concerns how a model reads a "
             "rubric without a signal-absent anchor. Run this study with a model judge, or "

@@ -151,7 +151,7 @@ def construct_examples(
     """Cases whose bin moved between two rubric versions, preferring ``strata``.
 
     ``cases`` is ``compare_versions(...)['cases']``. Items have the shape of
-    :func:`disagreements` (``judge`` reads ``v1 high → v2 low``).
+    :func:`disagreements` (``judge`` reads ``v1 high → v3 low``).
     """
     a, b = names
     moved = cases[cases[a] != cases[b]]

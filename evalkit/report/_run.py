@@ -52,12 +52,13 @@ STUDIES: tuple[Study, ...] = (
     ),
     Study(
         "rubric_constructs",
-        "Rubric constructs: self-harm v1 against v2",
-        "The same cases scored under self-harm rubric v1 and v2, and the same-call view "
-        "against escalation that locates the construct failure (ADR-0006).",
+        "Rubric constructs: self-harm v1 against v3",
+        "The same cases scored under self-harm rubric v1 (the predecessor) and v3 (in "
+        "force), per reply design where over-recognition separates them, and the same-call "
+        "view against escalation that locates the construct failure (ADR-0006, ADR-0010).",
         {
             "dimension": "self_harm",
-            "versions": ["v1", "v2"],
+            "versions": ["v1", "v3"],
             "companion": "escalation",
             "max_examples": 3,
         },
