@@ -127,14 +127,16 @@ def test_one_writing_style_across_strata(cat: Catalogue) -> None:
 
 
 def test_case_files_carry_no_design(cat: Catalogue) -> None:
-    """Design lives in design/, apart; one case file per split and locale."""
+    """Design lives in design/, apart, for calibration only; one case file per split and
+    locale. No design row is keyed by a held-out id: the blind sheet's ids must not lead
+    a held-out labeler to the intended answers (ADR-0010)."""
     for path in (SHIPPED / "cases").rglob("*.yaml"):
         text = path.read_text(encoding="utf-8")
         assert "reply_design" not in text and "intended_" not in text, path
     files = sorted(p.relative_to(SHIPPED).as_posix() for p in (SHIPPED / "cases").rglob("*.yaml"))
     assert len(files) == 6, files
     designed = {d.case_id for d in cat.design}
-    assert designed == {c.id for c in cat.cases}
+    assert designed == {c.id for c in cat.split("calibration")}  # none keyed by held-out ids
 
 
 def test_every_calibration_case_has_two_blind_labels_and_a_consensus(cat: Catalogue) -> None:
