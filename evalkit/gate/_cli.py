@@ -29,7 +29,7 @@ def _labels(args: argparse.Namespace, catalogue: Catalogue) -> Any:
 
         return sealed_labels(catalogue, args.labels)
     if args.labels is None:
-        return list(catalogue.labels)
+        return catalogue.labels
     by_id = {c.id: c for c in catalogue.cases}
     labels, problems = read_labels(Path(args.labels), by_id, catalogue.constants)
     if problems:

@@ -395,6 +395,10 @@ def evaluate(
     lab = labels_frame(labels)
     if label_sets is None and catalogue is not None:
         label_sets = catalogue.label_sets
+    if catalogue is not None and labels is catalogue.labels:
+        # The labels are the catalogue's consensus: record how it was built (ADR-0012).
+        expected["consensus_rule"] = catalogue.consensus_rule.describe()
+        expected["label_sets"] = sorted(catalogue.label_sets)
     verdicts = {}
     for dim in frozen.gated_dimensions:
         rows = ledger[ledger["dimension"] == dim] if len(ledger) else ledger

@@ -43,6 +43,8 @@ def test_two_labelers_put_the_judge_among_them(tmp_path: Path) -> None:
     assert ev["humans"]["judge_vs_humans"]["difference"] is not None
     assert "settledness" in ev
     assert verdict.to_dict()["dimensions"]["self_harm"]["evidence"] == ev
+    assert verdict.hashes["consensus_rule"] == "majority of the label sets; ties: the lower bin"
+    assert verdict.hashes["label_sets"] == ["gate", "second"]
 
 
 def test_labels_limit_is_said_when_humans_disagree(tmp_path: Path) -> None:
