@@ -124,7 +124,10 @@ def run_audit(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if result.passed:
-        print("PASS: no shortcut reaches the ceiling on any gated dimension")
+        print(
+            "PASS: no shortcut reaches the ceiling on any gated dimension",
+            file=sys.stderr if args.json else sys.stdout,
+        )
         return 0
     for row in result.failures.to_dict(orient="records"):
         right = result.rows_right(str(row["dimension"]), str(row["shortcut"]))

@@ -41,17 +41,17 @@ from statsmodels.stats.multitest import multipletests
 from evalkit.agreement import alt_test
 from evalkit.agreement._alt_test import by_rejections
 
-# ../shared beside the repository; EVALKIT_SHARED names another place (a CI clone that
-# does not sit beside shared/).
-DATA = (
-    (
-        Path(os.environ["EVALKIT_SHARED"])
-        if os.environ.get("EVALKIT_SHARED")
-        else Path(__file__).resolve().parents[2].parent / "shared"
-    )
-    / "data"
-    / "alttest"
-)
+
+def _shared() -> Path:
+    """``$EVALKIT_SHARED``, else ``../shared`` beside the repository, else the workplace's
+    ``/work/shared`` (a clone made elsewhere, as CI's, does not sit beside ``shared/``)."""
+    if os.environ.get("EVALKIT_SHARED"):
+        return Path(os.environ["EVALKIT_SHARED"])
+    beside = Path(__file__).resolve().parents[2].parent / "shared"
+    return beside if beside.is_dir() else Path("/work/shared")
+
+
+DATA = _shared() / "data" / "alttest"
 
 # dataset -> (scoring, epsilon, {llm: (winning rate, advantage probability)}), as printed in
 # nitaytech/AltTest alt_test_example.ipynb (see the module docstring).

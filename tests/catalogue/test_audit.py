@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -109,4 +110,6 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     # signal-present row is never low in this toy catalogue (ADR-0011, consequences).
     toy = _catalogue(tmp_path / "ok" / "catalogues", reply_gives_label=False)
     assert main(["catalogue", "audit", str(toy), "--no-baseline", "--json"]) == 1
-    assert '"passed": false' in capsys.readouterr().out
+    doc = json.loads(capsys.readouterr().out)  # stdout is the JSON alone
+    assert doc["passed"] is False and doc["ceiling"] == 0.40
+    assert {"dimension", "shortcut", "kappa", "passed"} <= set(doc["table"][0])
