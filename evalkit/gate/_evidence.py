@@ -16,11 +16,15 @@ judge-versus-consensus kappa (ADR-0003). It says how far the verdict can be trus
   no judge can be shown to agree with the humans at the threshold; the labels, not the
   judge, limit what can be shown.
 - **Settledness**: when the kappa interval straddles the threshold the verdict is
-  ``unsettled``; ``further_pairs`` is how many more labelled pairs the observed kappa
-  and marginals would need for the Wald interval to clear the threshold (the interval
-  shrinks with the square root of n), and ``false_pass_rate`` is the share of studies
-  of this size whose point estimate passes when the true kappa sits 0.05 under the
-  threshold (:func:`evalkit.agreement.gate_power`, rule ``point``).
+  ``unsettled``. ``further_pairs`` is how many more labelled pairs would settle it if
+  the true kappa were the observed one, with the observed marginals: above the
+  threshold, the fewest pairs at which :func:`evalkit.agreement.gate_power` gives an 80%
+  chance that the Wald lower bound clears the threshold (``settle_method``
+  ``gate_power``); below it, where a simulated "pass" cannot express "shown to fail",
+  the pairs at which the Wald interval's half-width shrinks (as 1/√n) to the gap
+  between kappa and the threshold (``settle_method`` ``wald_width``).
+  ``false_pass_rate`` is the share of studies of this size whose point estimate passes
+  when the true kappa sits 0.05 under the threshold (``gate_power``, rule ``point``).
 """
 
 from __future__ import annotations
@@ -121,32 +125,75 @@ def settledness(
 ) -> dict[str, Any]:
     """Whether the point-estimate verdict is settled by its interval (module docstring)."""
     if kappa is None or ci_low is None or ci_high is None or n < 2:
-        return {"status": "undetermined", "further_pairs": None, "false_pass_rate": None}
+        return {
+            "status": "undetermined",
+            "further_pairs": None,
+            "settle_method": None,
+            "false_pass_rate": None,
+        }
     straddles = ci_low < threshold <= ci_high or ci_low <= threshold < ci_high
-    further = None
-    gap = abs(kappa - threshold)
-    if straddles and gap > 0:
-        half = max(kappa - ci_low, ci_high - kappa)
-        further = max(0, math.ceil(n * (half / gap) ** 2) - n)
     marg_j = [sum(1 for v in judge if v == b) / len(judge) for b in bins]
     marg_h = [sum(1 for v in human if v == b) / len(human) for b in bins]
+    usable = all(m > 0 for m in marg_j) and all(m > 0 for m in marg_h)
+    further: int | None = None
+    method: str | None = None
+    gap = abs(kappa - threshold)
+    if straddles and gap > 0:
+        needed = None
+        if usable and kappa > threshold:
+            needed = _pairs_to_clear(kappa, n, threshold, (marg_j, marg_h), seed)
+        if needed is not None:
+            further, method = max(0, needed - n), "gate_power"
+        else:
+            half = max(kappa - ci_low, ci_high - kappa)
+            further, method = max(0, math.ceil(n * (half / gap) ** 2) - n), "wald_width"
     false_pass = None
-    if all(m > 0 for m in marg_j) and all(m > 0 for m in marg_h):
+    if usable:
         try:
-            power = gate_power(
-                threshold - 0.05,
-                n,
-                threshold,
-                (marg_j, marg_h),
-                n_sim=2000,
-                seed=seed,
+            result = gate_power(
+                threshold - 0.05, n, threshold, (marg_j, marg_h), n_sim=2000, seed=seed,
                 rule="point",
-            )
-            false_pass = power.power
+            )  # fmt: skip
+            false_pass = result.power
         except ValueError:
             false_pass = None
     return {
         "status": "unsettled" if straddles else "settled",
         "further_pairs": further,
+        "settle_method": method,
         "false_pass_rate": false_pass,
     }
+
+
+def _pairs_to_clear(
+    kappa: float,
+    n: int,
+    threshold: float,
+    marginals: tuple[list[float], list[float]],
+    seed: int,
+    *,
+    power: float = 0.8,
+    largest: int = 50_000,
+) -> int | None:
+    """Fewest pairs (bisection, at least ``n``) at which a study whose true kappa is
+    ``kappa`` clears ``threshold`` by its Wald lower bound with probability ``power``;
+    None when even ``largest`` pairs do not, or the marginals cannot hold ``kappa``."""
+
+    def clears(m: int) -> bool:
+        return gate_power(kappa, m, threshold, marginals, n_sim=1000, seed=seed).power >= power
+
+    try:
+        if clears(n):
+            return n
+        if not clears(largest):
+            return None
+        low, high = n, largest
+        while high - low > max(1, low // 100):
+            mid = (low + high) // 2
+            if clears(mid):
+                high = mid
+            else:
+                low = mid
+    except ValueError:
+        return None
+    return high

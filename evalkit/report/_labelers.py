@@ -153,9 +153,15 @@ def human_evidence_panel(verdict: DimensionVerdict) -> Html:
     settled = ev.get("settledness", {})
     items: dict[str, Any] = {}
     if settled.get("status") == "unsettled":
+        how = (
+            "for an 80% chance that the interval clears the threshold, were the true kappa "
+            "the observed one"
+            if settled.get("settle_method") == "gate_power"
+            else "for the interval to shrink to the gap, at the observed kappa"
+        )
         items["Settled?"] = (
             f"unsettled: the interval straddles the threshold; about "
-            f"{settled.get('further_pairs')} more labelled pairs would settle it"
+            f"{settled.get('further_pairs')} more labelled pairs would settle it ({how})"
         )
     elif settled.get("status") == "settled":
         items["Settled?"] = "settled: the interval lies on one side of the threshold"

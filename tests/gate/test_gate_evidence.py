@@ -10,6 +10,7 @@ import csv
 import random
 from pathlib import Path
 
+from evalkit.agreement import gate_power
 from evalkit.catalogue import load
 from evalkit.gate import evaluate
 from tests.factory import agreeing_ledger, build_balanced
@@ -78,8 +79,14 @@ def test_an_interval_across_the_threshold_is_unsettled(tmp_path: Path) -> None:
     assert v.verdict == "PASS" and v.ci_low is not None and v.ci_low < v.threshold
     settled = v.evidence["settledness"]
     assert settled["status"] == "unsettled"
-    # Wald half-width 0.249 at n = 20 must shrink to the gap 0.158: n * (0.249/0.158)^2 = 50.
-    assert settled["further_pairs"] == 30
+    # Above the threshold, "settled" means an 80% chance that the lower bound clears it, if
+    # the true kappa were the observed 0.758 with these marginals (gate_power), at 20 + 95.
+    assert settled["settle_method"] == "gate_power" and settled["further_pairs"] == 95
+    judge = list(rows.loc[rows["dimension"] == "self_harm", "bin"])
+    human = [lab.bin for lab in cat.labels if lab.dimension == "self_harm"]
+    marg = tuple([x.count(b) / len(x) for b in bins] for x in (judge, human))
+    assert gate_power(v.kappa, 115, 0.60, marg, n_sim=1000, seed=0).power >= 0.8
+    assert gate_power(v.kappa, 114, 0.60, marg, n_sim=1000, seed=0).power < 0.8
     assert 0 < settled["false_pass_rate"] < 1
     assert "unsettled" in {r.code for r in v.reasons}
     untouched = evaluate(ledger, cat.labels, cat, n_resamples=200).dimensions["self_harm"]
