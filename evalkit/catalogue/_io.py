@@ -3,25 +3,29 @@
 The loader never stops at the first problem and never loads part of a catalogue:
 it either returns a whole, valid :class:`Catalogue` or raises
 :class:`~evalkit.errors.CatalogueError` listing every problem with its file,
-record and field.
+record and field. The label side (label sets, consensus, design) is read by
+:mod:`evalkit.catalogue._labels_io`.
 """
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TypeVar
-
-import yaml
-from pydantic import BaseModel, ValidationError
 
 from evalkit.catalogue._catalogue import Catalogue
+from evalkit.catalogue._collect import Collector, read_yaml, validate
 from evalkit.catalogue._consensus import ConsensusRule, build_consensus
+from evalkit.catalogue._labels_io import (
+    LABEL_COLUMNS,
+    check_consensus_complete,
+    load_consensus_rule,
+    load_design,
+    load_label_sets,
+    read_labels,
+)
 from evalkit.catalogue._models import (
     CATALOGUE_MAX_TURNS,
     Case,
-    CaseDesign,
     FrozenConstants,
     Label,
     LocaleResources,
@@ -29,76 +33,18 @@ from evalkit.catalogue._models import (
 )
 from evalkit.errors import CatalogueError, Problem
 
-M = TypeVar("M", bound=BaseModel)
-
-LABEL_COLUMNS = ("case_id", "dimension", "bin", "labeler", "note")
+__all__ = ["LABEL_COLUMNS", "load", "read_labels"]
 
 
-class _Collector:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.problems: list[Problem] = []
-
-    def rel(self, path: Path) -> str:
-        try:
-            return str(path.relative_to(self.root.parent))
-        except ValueError:
-            return str(path)
-
-    def add(self, path: Path, record: str | None, field: str | None, message: str) -> None:
-        self.problems.append(Problem(self.rel(path), record, field, message))
-
-    def add_validation(self, path: Path, record: str | None, err: ValidationError) -> None:
-        for e in err.errors():
-            loc = ".".join(str(p) for p in e["loc"]) or None
-            msg = e["msg"].removeprefix("Value error, ")
-            if e["type"] == "extra_forbidden":
-                msg = "unknown field"
-            elif e["type"] == "missing":
-                msg = "missing field"
-            elif e["type"] == "literal_error":
-                msg = f"{msg}; got {e.get('input')!r}"
-            self.add(path, record, loc, msg)
-
-
-def _read_yaml(path: Path, col: _Collector) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        col.add(path, None, None, f"cannot read: {exc}")
-        return None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        col.add(path, where, None, f"malformed YAML: {problem}")
-        return None
-
-
-def _validate(
-    model: type[M], data: Any, path: Path, record: str | None, col: _Collector
-) -> M | None:
-    if not isinstance(data, dict):
-        col.add(path, record, None, f"expected a mapping, got {type(data).__name__}")
-        return None
-    try:
-        return model.model_validate(data)
-    except ValidationError as err:
-        col.add_validation(path, record, err)
-        return None
-
-
-def _load_constants(root: Path, col: _Collector) -> FrozenConstants | None:
+def _load_constants(root: Path, col: Collector) -> FrozenConstants | None:
     path = root / "constants.yaml"
     if not path.exists():
         col.add(path, None, None, "missing: every catalogue needs its frozen constants")
         return None
-    data = _read_yaml(path, col)
+    data = read_yaml(path, col)
     if data is None:
         return None
-    constants = _validate(FrozenConstants, data, path, None, col)
+    constants = validate(FrozenConstants, data, path, None, col)
     if constants is None:
         return None
     framing_path = root / constants.framing_file
@@ -110,12 +56,12 @@ def _load_constants(root: Path, col: _Collector) -> FrozenConstants | None:
     return constants.model_copy(update={"framing": framing})
 
 
-def _load_resources(root: Path, col: _Collector) -> dict[str, LocaleResources]:
+def _load_resources(root: Path, col: Collector) -> dict[str, LocaleResources]:
     path = root / "resources.yaml"
     if not path.exists():
         col.add(path, None, None, "missing: the locale resources table is required")
         return {}
-    data = _read_yaml(path, col)
+    data = read_yaml(path, col)
     rows = data.get("locales") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         if data is not None:
@@ -124,7 +70,7 @@ def _load_resources(root: Path, col: _Collector) -> dict[str, LocaleResources]:
     out: dict[str, LocaleResources] = {}
     for i, row in enumerate(rows):
         rec = row.get("locale", f"locales[{i}]") if isinstance(row, dict) else f"locales[{i}]"
-        res = _validate(LocaleResources, row, path, str(rec), col)
+        res = validate(LocaleResources, row, path, str(rec), col)
         if res is None:
             continue
         if res.locale in out:
@@ -134,15 +80,15 @@ def _load_resources(root: Path, col: _Collector) -> dict[str, LocaleResources]:
 
 
 def _load_rubrics(
-    root: Path, constants: FrozenConstants | None, col: _Collector
+    root: Path, constants: FrozenConstants | None, col: Collector
 ) -> dict[tuple[str, str], Rubric]:
     out: dict[tuple[str, str], Rubric] = {}
     folder = root / "rubrics"
     for path in sorted(folder.glob("*.yaml")):
-        data = _read_yaml(path, col)
+        data = read_yaml(path, col)
         if data is None:
             continue
-        rubric = _validate(Rubric, data, path, path.stem, col)
+        rubric = validate(Rubric, data, path, path.stem, col)
         if rubric is None:
             continue
         if path.name != f"{rubric.dimension}.{rubric.version}.yaml":
@@ -182,7 +128,7 @@ def _case_files(root: Path) -> Iterable[Path]:
 
 
 def _load_cases(
-    root: Path, resources: dict[str, LocaleResources], col: _Collector
+    root: Path, resources: dict[str, LocaleResources], col: Collector
 ) -> tuple[list[Case], set[str], dict[str, str]]:
     """Valid cases, the ids of records that failed validation (already reported), and the
     file each case came from (relative to the catalogue's parent)."""
@@ -192,7 +138,7 @@ def _load_cases(
     final_turns: dict[str, str] = {}
     for path in _case_files(root):
         split_dir, locale_dir = path.parent.parent.name, path.parent.name
-        data = _read_yaml(path, col)
+        data = read_yaml(path, col)
         if data is None:
             continue
         rows = data.get("cases") if isinstance(data, dict) else None
@@ -202,7 +148,7 @@ def _load_cases(
         for i, row in enumerate(rows):
             rid = row.get("id") if isinstance(row, dict) else None
             record = str(rid) if rid else f"cases[{i}]"
-            case = _validate(Case, row, path, record, col)
+            case = validate(Case, row, path, record, col)
             if case is None:
                 if rid:
                     invalid.add(str(rid))
@@ -238,215 +184,6 @@ def _load_cases(
     return cases, invalid, seen
 
 
-def read_labels(
-    path: Path | str,
-    cases: dict[str, Case],
-    constants: FrozenConstants,
-    *,
-    root: Path | None = None,
-    allow_blank: bool = False,
-    invalid_ids: set[str] | frozenset[str] = frozenset(),
-) -> tuple[list[Label], list[Problem]]:
-    """Read one label CSV (``case_id,dimension,bin,labeler,note``) against a catalogue.
-
-    Returns the labels and the problems found; problems name the file and line. A file may
-    hold several labelers (one label per case, dimension and labeler). With
-    ``allow_blank`` a blank ``bin`` is skipped (used for partly filled templates);
-    otherwise it is a problem. Labels of ``invalid_ids`` (cases whose own problems are
-    already reported) are passed over without a second problem.
-    """
-    path = Path(path)
-    col = _Collector(root if root is not None else path.parent)
-    labels: list[Label] = []
-    try:
-        handle = path.open(encoding="utf-8", newline="")
-    except OSError as exc:
-        col.add(path, None, None, f"cannot read: {exc}")
-        return [], col.problems
-    with handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None or tuple(h.strip() for h in header) != LABEL_COLUMNS:
-            col.add(path, "line 1", None, f"header must be {','.join(LABEL_COLUMNS)}; got {header}")
-            return [], col.problems
-        seen: set[tuple[str, str, str]] = set()
-        for lineno, row in enumerate(reader, start=2):
-            where = f"line {lineno}"
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) != len(LABEL_COLUMNS):
-                col.add(path, where, None, f"expected {len(LABEL_COLUMNS)} columns, got {len(row)}")
-                continue
-            case_id, dimension, bin_, labeler, note = (c.strip() for c in row)
-            where = f"line {lineno}, case {case_id}"
-            if case_id in invalid_ids:
-                continue
-            if case_id not in cases:
-                col.add(path, where, "case_id", "label for an unknown case")
-                continue
-            if dimension not in constants.gated_dimensions:
-                col.add(path, where, "dimension", f"{dimension!r} is not a declared dimension")
-                continue
-            if not bin_ and allow_blank:
-                continue
-            if bin_ not in constants.bins:
-                col.add(path, where, "bin", f"{bin_!r} is not one of {list(constants.bins)}")
-                continue
-            if not labeler:
-                col.add(path, where, "labeler", "missing labeler")
-                continue
-            if (case_id, dimension, labeler) in seen:
-                col.add(path, where, "dimension", f"second label for {dimension} by {labeler!r}")
-                continue
-            if dimension == "faithfulness" and not cases[case_id].has_sources:
-                col.add(path, where, "dimension", "faithfulness label on a case with no sources")
-                continue
-            seen.add((case_id, dimension, labeler))
-            labels.append(
-                Label(
-                    case_id=case_id,
-                    dimension=dimension,
-                    bin=bin_,
-                    labeler=labeler,
-                    note=note or None,
-                )
-            )
-    return labels, col.problems
-
-
-def _load_label_sets(
-    root: Path,
-    cases: list[Case],
-    invalid: set[str],
-    constants: FrozenConstants,
-    col: _Collector,
-) -> dict[str, list[Label]]:
-    """Every label file under ``labels/``, as named sets (ADR-0012).
-
-    A file whose ``labeler`` column holds one value is one set, named after the file
-    stem; a file holding several labelers gives one set per labeler, named by the
-    ``labeler`` value.
-    """
-    by_id = {c.id: c for c in cases}
-    sets: dict[str, list[Label]] = {}
-    for path in sorted((root / "labels").glob("*.csv")):
-        found, problems = read_labels(path, by_id, constants, root=root, invalid_ids=invalid)
-        col.problems.extend(problems)
-        kept: list[Label] = []
-        for label in found:
-            if by_id[label.case_id].split != "calibration":
-                col.add(
-                    path,
-                    label.case_id,
-                    "case_id",
-                    "held-out labels are not kept in labels/; they are sealed apart",
-                )
-                continue
-            kept.append(label)
-        labelers = sorted({lab.labeler for lab in kept})
-        if len(labelers) <= 1:
-            groups = {path.stem: kept}
-        else:
-            groups = {who: [lab for lab in kept if lab.labeler == who] for who in labelers}
-        for name, labels in groups.items():
-            if name in sets:
-                col.add(path, None, "labeler", f"label set {name!r} is defined twice")
-                continue
-            sets[name] = labels
-    return sets
-
-
-def _load_consensus_rule(
-    root: Path, sets: dict[str, list[Label]], col: _Collector
-) -> ConsensusRule:
-    path = root / "labels" / "consensus.yaml"
-    if not path.exists():
-        return ConsensusRule()
-    data = _read_yaml(path, col)
-    if data is None:
-        return ConsensusRule()
-    rule = _validate(ConsensusRule, data, path, None, col)
-    if rule is None:
-        return ConsensusRule()
-    if rule.adjudicator is not None and rule.adjudicator not in sets:
-        col.add(path, None, "adjudicator", f"no label set named {rule.adjudicator!r}")
-    return rule
-
-
-def _check_consensus_complete(
-    root: Path,
-    cases: list[Case],
-    consensus: list[Label],
-    constants: FrozenConstants,
-    col: _Collector,
-) -> None:
-    have = {(lab.case_id, lab.dimension) for lab in consensus}
-    for case in cases:
-        if case.split != "calibration":
-            continue
-        for dim in constants.gated_dimensions:
-            if dim == "faithfulness" and not case.has_sources:
-                continue
-            if (case.id, dim) not in have:
-                col.add(root / "labels", case.id, dim, "calibration case has no label")
-
-
-DESIGN_COLUMNS = tuple(CaseDesign.model_fields)
-
-
-def _load_design(
-    root: Path, cases: list[Case], constants: FrozenConstants | None, col: _Collector
-) -> list[CaseDesign]:
-    """Author metadata from ``design/*.csv`` (optional): how each case was written."""
-    known = {c.id for c in cases}
-    out: list[CaseDesign] = []
-    seen: dict[str, str] = {}
-    for path in sorted((root / "design").glob("*.csv")):
-        try:
-            handle = path.open(encoding="utf-8", newline="")
-        except OSError as exc:
-            col.add(path, None, None, f"cannot read: {exc}")
-            continue
-        with handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None or tuple(h.strip() for h in header) != DESIGN_COLUMNS:
-                col.add(path, "line 1", None, f"header must be {','.join(DESIGN_COLUMNS)}")
-                continue
-            for lineno, row in enumerate(reader, start=2):
-                if not any(cell.strip() for cell in row):
-                    continue
-                where = f"line {lineno}"
-                if len(row) != len(DESIGN_COLUMNS):
-                    col.add(path, where, None, f"expected {len(DESIGN_COLUMNS)} columns")
-                    continue
-                record = dict(zip(DESIGN_COLUMNS, (c.strip() for c in row), strict=True))
-                if not record["intended_faithfulness"]:
-                    record["intended_faithfulness"] = None  # type: ignore[assignment]
-                design = _validate(CaseDesign, record, path, where, col)
-                if design is None:
-                    continue
-                if design.case_id not in known:
-                    col.add(path, where, "case_id", f"design row for unknown case {design.case_id}")
-                    continue
-                if design.case_id in seen:
-                    col.add(
-                        path,
-                        where,
-                        "case_id",
-                        f"second design row (also in {seen[design.case_id]})",
-                    )
-                    continue
-                bins = constants.bins if constants is not None else ()
-                for name in ("intended_self_harm", "intended_escalation", "intended_faithfulness"):
-                    value = getattr(design, name)
-                    if value is not None and bins and value not in bins:
-                        col.add(path, where, name, f"{value!r} is not one of {list(bins)}")
-                seen[design.case_id] = col.rel(path)
-                out.append(design)
-    return out
-
-
 def load(path: str | Path = "catalogues") -> Catalogue:
     """Load and validate the catalogue at ``path``.
 
@@ -457,7 +194,7 @@ def load(path: str | Path = "catalogues") -> Catalogue:
     is skipped silently and nothing is partly loaded.
     """
     root = Path(path)
-    col = _Collector(root)
+    col = Collector(root)
     if not root.is_dir():
         raise CatalogueError([Problem(str(root), None, None, "catalogue folder not found")])
     constants = _load_constants(root, col)
@@ -468,11 +205,11 @@ def load(path: str | Path = "catalogues") -> Catalogue:
     consensus: list[Label] = []
     rule = ConsensusRule()
     if constants is not None:
-        label_sets = _load_label_sets(root, cases, invalid, constants, col)
-        rule = _load_consensus_rule(root, label_sets, col)
+        label_sets = load_label_sets(root, cases, invalid, constants, col)
+        rule = load_consensus_rule(root, label_sets, col)
         consensus = build_consensus(label_sets, constants.bins, rule)
-        _check_consensus_complete(root, cases, consensus, constants, col)
-    design = _load_design(root, cases, constants, col)
+        check_consensus_complete(root, cases, consensus, constants, col)
+    design = load_design(root, cases, constants, col)
     if col.problems or constants is None:
         raise CatalogueError(col.problems)
     return Catalogue(

@@ -1,0 +1,225 @@
+"""Read label sets, the consensus rule and author design: the catalogue's label side.
+
+Label files (``labels/*.csv``) become named sets (ADR-0012), ``labels/consensus.yaml``
+the rule that combines them, and ``design/*.csv`` the author metadata kept apart from
+the case files. Every problem is collected with its file, line and field.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from evalkit.catalogue._collect import Collector, read_yaml, validate
+from evalkit.catalogue._consensus import ConsensusRule
+from evalkit.catalogue._models import Case, CaseDesign, FrozenConstants, Label
+from evalkit.errors import Problem
+
+LABEL_COLUMNS = ("case_id", "dimension", "bin", "labeler", "note")
+
+
+def read_labels(
+    path: Path | str,
+    cases: dict[str, Case],
+    constants: FrozenConstants,
+    *,
+    root: Path | None = None,
+    allow_blank: bool = False,
+    invalid_ids: set[str] | frozenset[str] = frozenset(),
+) -> tuple[list[Label], list[Problem]]:
+    """Read one label CSV (``case_id,dimension,bin,labeler,note``) against a catalogue.
+
+    Returns the labels and the problems found; problems name the file and line. A file may
+    hold several labelers (one label per case, dimension and labeler). With
+    ``allow_blank`` a blank ``bin`` is skipped (used for partly filled templates);
+    otherwise it is a problem. Labels of ``invalid_ids`` (cases whose own problems are
+    already reported) are passed over without a second problem.
+    """
+    path = Path(path)
+    col = Collector(root if root is not None else path.parent)
+    labels: list[Label] = []
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except OSError as exc:
+        col.add(path, None, None, f"cannot read: {exc}")
+        return [], col.problems
+    with handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None or tuple(h.strip() for h in header) != LABEL_COLUMNS:
+            col.add(path, "line 1", None, f"header must be {','.join(LABEL_COLUMNS)}; got {header}")
+            return [], col.problems
+        seen: set[tuple[str, str, str]] = set()
+        for lineno, row in enumerate(reader, start=2):
+            where = f"line {lineno}"
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(LABEL_COLUMNS):
+                col.add(path, where, None, f"expected {len(LABEL_COLUMNS)} columns, got {len(row)}")
+                continue
+            case_id, dimension, bin_, labeler, note = (c.strip() for c in row)
+            where = f"line {lineno}, case {case_id}"
+            if case_id in invalid_ids:
+                continue
+            if case_id not in cases:
+                col.add(path, where, "case_id", "label for an unknown case")
+                continue
+            if dimension not in constants.gated_dimensions:
+                col.add(path, where, "dimension", f"{dimension!r} is not a declared dimension")
+                continue
+            if not bin_ and allow_blank:
+                continue
+            if bin_ not in constants.bins:
+                col.add(path, where, "bin", f"{bin_!r} is not one of {list(constants.bins)}")
+                continue
+            if not labeler:
+                col.add(path, where, "labeler", "missing labeler")
+                continue
+            if (case_id, dimension, labeler) in seen:
+                col.add(path, where, "dimension", f"second label for {dimension} by {labeler!r}")
+                continue
+            if dimension == "faithfulness" and not cases[case_id].has_sources:
+                col.add(path, where, "dimension", "faithfulness label on a case with no sources")
+                continue
+            seen.add((case_id, dimension, labeler))
+            labels.append(
+                Label(
+                    case_id=case_id,
+                    dimension=dimension,
+                    bin=bin_,
+                    labeler=labeler,
+                    note=note or None,
+                )
+            )
+    return labels, col.problems
+
+
+def load_label_sets(
+    root: Path,
+    cases: list[Case],
+    invalid: set[str],
+    constants: FrozenConstants,
+    col: Collector,
+) -> dict[str, list[Label]]:
+    """Every label file under ``labels/``, as named sets (ADR-0012).
+
+    A file whose ``labeler`` column holds one value is one set, named after the file
+    stem; a file holding several labelers gives one set per labeler, named by the
+    ``labeler`` value.
+    """
+    by_id = {c.id: c for c in cases}
+    sets: dict[str, list[Label]] = {}
+    for path in sorted((root / "labels").glob("*.csv")):
+        found, problems = read_labels(path, by_id, constants, root=root, invalid_ids=invalid)
+        col.problems.extend(problems)
+        kept: list[Label] = []
+        for label in found:
+            if by_id[label.case_id].split != "calibration":
+                col.add(
+                    path,
+                    label.case_id,
+                    "case_id",
+                    "held-out labels are not kept in labels/; they are sealed apart",
+                )
+                continue
+            kept.append(label)
+        labelers = sorted({lab.labeler for lab in kept})
+        if len(labelers) <= 1:
+            groups = {path.stem: kept}
+        else:
+            groups = {who: [lab for lab in kept if lab.labeler == who] for who in labelers}
+        for name, labels in groups.items():
+            if name in sets:
+                col.add(path, None, "labeler", f"label set {name!r} is defined twice")
+                continue
+            sets[name] = labels
+    return sets
+
+
+def load_consensus_rule(root: Path, sets: dict[str, list[Label]], col: Collector) -> ConsensusRule:
+    path = root / "labels" / "consensus.yaml"
+    if not path.exists():
+        return ConsensusRule()
+    data = read_yaml(path, col)
+    if data is None:
+        return ConsensusRule()
+    rule = validate(ConsensusRule, data, path, None, col)
+    if rule is None:
+        return ConsensusRule()
+    if rule.adjudicator is not None and rule.adjudicator not in sets:
+        col.add(path, None, "adjudicator", f"no label set named {rule.adjudicator!r}")
+    return rule
+
+
+def check_consensus_complete(
+    root: Path,
+    cases: list[Case],
+    consensus: list[Label],
+    constants: FrozenConstants,
+    col: Collector,
+) -> None:
+    have = {(lab.case_id, lab.dimension) for lab in consensus}
+    for case in cases:
+        if case.split != "calibration":
+            continue
+        for dim in constants.gated_dimensions:
+            if dim == "faithfulness" and not case.has_sources:
+                continue
+            if (case.id, dim) not in have:
+                col.add(root / "labels", case.id, dim, "calibration case has no label")
+
+
+DESIGN_COLUMNS = tuple(CaseDesign.model_fields)
+
+
+def load_design(
+    root: Path, cases: list[Case], constants: FrozenConstants | None, col: Collector
+) -> list[CaseDesign]:
+    """Author metadata from ``design/*.csv`` (optional): how each case was written."""
+    known = {c.id for c in cases}
+    out: list[CaseDesign] = []
+    seen: dict[str, str] = {}
+    for path in sorted((root / "design").glob("*.csv")):
+        try:
+            handle = path.open(encoding="utf-8", newline="")
+        except OSError as exc:
+            col.add(path, None, None, f"cannot read: {exc}")
+            continue
+        with handle:
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            if header is None or tuple(h.strip() for h in header) != DESIGN_COLUMNS:
+                col.add(path, "line 1", None, f"header must be {','.join(DESIGN_COLUMNS)}")
+                continue
+            for lineno, row in enumerate(reader, start=2):
+                if not any(cell.strip() for cell in row):
+                    continue
+                where = f"line {lineno}"
+                if len(row) != len(DESIGN_COLUMNS):
+                    col.add(path, where, None, f"expected {len(DESIGN_COLUMNS)} columns")
+                    continue
+                record = dict(zip(DESIGN_COLUMNS, (c.strip() for c in row), strict=True))
+                if not record["intended_faithfulness"]:
+                    record["intended_faithfulness"] = None  # type: ignore[assignment]
+                design = validate(CaseDesign, record, path, where, col)
+                if design is None:
+                    continue
+                if design.case_id not in known:
+                    col.add(path, where, "case_id", f"design row for unknown case {design.case_id}")
+                    continue
+                if design.case_id in seen:
+                    col.add(
+                        path,
+                        where,
+                        "case_id",
+                        f"second design row (also in {seen[design.case_id]})",
+                    )
+                    continue
+                bins = constants.bins if constants is not None else ()
+                for name in ("intended_self_harm", "intended_escalation", "intended_faithfulness"):
+                    value = getattr(design, name)
+                    if value is not None and bins and value not in bins:
+                        col.add(path, where, name, f"{value!r} is not one of {list(bins)}")
+                seen[design.case_id] = col.rel(path)
+                out.append(design)
+    return out
