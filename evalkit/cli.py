@@ -19,6 +19,7 @@ from evalkit.errors import EvalkitError
 #: the command being run is imported, so ``evalkit --help`` and each command start fast.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "catalogue": ("evalkit.catalogue._cli", "inspect and validate a catalogue"),
+    "constants": ("evalkit.catalogue._constants_cli", "check or ratify the frozen constants"),
     "judge": ("evalkit.judge._cli", "score cases with a judge, recording every call in a ledger"),
     "gate": ("evalkit.gate._cli", "decide the relock gate from a judge ledger"),
     "heldout": ("evalkit.heldout._cli", "blind template, seal and verify held-out labels"),

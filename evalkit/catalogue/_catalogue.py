@@ -16,6 +16,7 @@ from evalkit.catalogue._models import (
     LocaleResources,
     Rubric,
 )
+from evalkit.catalogue._ratify import Ratification, RatificationStatus, ratification_status
 
 CASE_COLUMNS = (
     "case_id",
@@ -52,6 +53,8 @@ class Catalogue:
     design: tuple[CaseDesign, ...] = ()
     case_files: dict[str, str] = field(default_factory=dict)
     """The file each case was read from (the audit's ``file`` surface feature)."""
+    ratifications: tuple[Ratification, ...] = ()
+    """The record of ratified constants (``ratified.yaml``, ADR-0013)."""
     _by_id: dict[str, Case] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -80,6 +83,11 @@ class Catalogue:
     def constants_hash(self) -> str:
         """Identity of the frozen constants: :meth:`FrozenConstants.content_hash`."""
         return self.constants.content_hash()
+
+    @property
+    def ratification(self) -> RatificationStatus:
+        """Whether the constants in force are ratified, and by which ADR (ADR-0013)."""
+        return ratification_status(self.constants_hash, self.ratifications)
 
     @property
     def framing_hash(self) -> str:

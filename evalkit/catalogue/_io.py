@@ -31,6 +31,7 @@ from evalkit.catalogue._models import (
     LocaleResources,
     Rubric,
 )
+from evalkit.catalogue._ratify import RATIFIED_FILE, Ratification
 from evalkit.errors import CatalogueError, Problem
 
 __all__ = ["LABEL_COLUMNS", "load", "read_labels"]
@@ -54,6 +55,24 @@ def _load_constants(root: Path, col: Collector) -> FrozenConstants | None:
         col.add(path, None, "framing_file", f"cannot read {constants.framing_file}: {exc}")
         return None
     return constants.model_copy(update={"framing": framing})
+
+
+def _load_ratifications(root: Path, col: Collector) -> tuple[Ratification, ...]:
+    """``ratified.yaml`` (optional): the record of ratified constants (ADR-0013)."""
+    path = root / RATIFIED_FILE
+    if not path.exists():
+        return ()
+    data = read_yaml(path, col)
+    rows = data.get("ratifications") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        col.add(path, None, "ratifications", "expected a list under `ratifications`")
+        return ()
+    out = []
+    for i, row in enumerate(rows):
+        record = validate(Ratification, row, path, f"ratifications[{i}]", col)
+        if record is not None:
+            out.append(record)
+    return tuple(out)
 
 
 def _load_resources(root: Path, col: Collector) -> dict[str, LocaleResources]:
@@ -198,6 +217,7 @@ def load(path: str | Path = "catalogues") -> Catalogue:
     if not root.is_dir():
         raise CatalogueError([Problem(str(root), None, None, "catalogue folder not found")])
     constants = _load_constants(root, col)
+    ratifications = _load_ratifications(root, col)
     resources = _load_resources(root, col)
     rubrics = _load_rubrics(root, constants, col)
     cases, invalid, case_files = _load_cases(root, resources, col)
@@ -223,4 +243,5 @@ def load(path: str | Path = "catalogues") -> Catalogue:
         consensus_rule=rule,
         design=tuple(design),
         case_files=case_files,
+        ratifications=ratifications,
     )

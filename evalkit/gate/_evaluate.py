@@ -13,11 +13,14 @@ Rules and where they are decided:
   (ADR-0004); when the human marginal is balanced and kappa_max is still under the
   threshold, it says the judge's marginal is at fault, not the corpus.
 - Diagnostic and injection-canary cases never enter kappa; they are reported apart.
+- Constants whose identity is in no entry of the catalogue's ``ratified.yaml`` make every
+  dimension a hard fail (ADR-0013): an edited threshold is never a quiet pass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -417,5 +420,15 @@ def evaluate(
             seed,
             label_sets,
         )
+    if catalogue is not None:
+        status = catalogue.ratification
+        expected["ratified_by"] = status.adr
+        if not status.ratified:
+            # ADR-0013: an unratified change of the constants is never gate evidence.
+            unratified = Reason("constants_not_ratified", "hard_fail", status.reason(), "adr-0013")
+            verdicts = {
+                dim: replace(v, verdict="FAIL", reasons=(unratified, *v.reasons))
+                for dim, v in verdicts.items()
+            }
     passed = all(v.verdict == "PASS" for v in verdicts.values())
     return GateVerdict(overall="PASS" if passed else "FAIL", dimensions=verdicts, hashes=expected)

@@ -19,6 +19,7 @@ ADR = {
     "adr-0010": "docs/adr/0010-open-rules-of-the-constructs.md",
     "adr-0011": "docs/adr/0011-catalogue-audit-ceiling.md",
     "adr-0012": "docs/adr/0012-several-labelers-and-the-human-ceiling.md",
+    "adr-0013": "docs/adr/0013-ratified-constants.md",
 }
 
 

@@ -127,6 +127,10 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def run(args: argparse.Namespace) -> int:
     catalogue = load(args.catalogue)
+    if not catalogue.ratification.ratified:
+        # The answers are recorded either way (they cost money); the gate will refuse them
+        # as evidence until the constants are ratified (ADR-0013).
+        print(f"warning: {catalogue.ratification.reason()}", file=sys.stderr)
     if args.import_jsonl:
         with Ledger(args.ledger) as led:
             counts = led.import_jsonl(args.import_jsonl)

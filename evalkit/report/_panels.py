@@ -144,7 +144,16 @@ def header(
         rows[name.replace("_", " ").capitalize()] = shown
     rows["Constants hash"] = _short_hash(catalogue.constants_hash)
     rows["Framing hash"] = _short_hash(catalogue.framing_hash)
+    status = catalogue.ratification
+    rows["Constants ratified by"] = status.adr or "NOT RATIFIED"
     rows["Rendered"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    banner: Any = Html("")
+    if not status.ratified:
+        banner = callout(
+            "Constants not ratified: not gate evidence",
+            paragraph(status.reason(), " (ADR-0013)."),
+            kind="warning",
+        )
     return join(
         Html('<div class="ek-header">'),
         Html(
@@ -153,6 +162,7 @@ def header(
         ),
         heading(title, 1),
         paragraph(lede, css="ek-lede"),
+        banner,
         judge_note(judge, adr_base),
         key_values(rows, caption="This run"),
         Html("</div>"),
