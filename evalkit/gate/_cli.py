@@ -29,7 +29,7 @@ def _labels(args: argparse.Namespace, catalogue: Catalogue) -> Any:
 
         return sealed_labels(catalogue, args.labels)
     if args.labels is None:
-        return catalogue.labels
+        return list(catalogue.labels)
     by_id = {c.id: c for c in catalogue.cases}
     labels, problems = read_labels(Path(args.labels), by_id, catalogue.constants)
     if problems:
@@ -101,12 +101,7 @@ def run(args: argparse.Namespace) -> int:
             from evalkit.heldout import assert_sealed_before
 
             assert_sealed_before(catalogue, ledger)
-        # Evidence from every labeler's set only when the gate reads the catalogue's own
-        # consensus; labels from a file or a seal stand alone.
-        own = args.split != "heldout" and args.labels is None
-        verdict = evaluate(
-            ledger, labels, catalogue, split=args.split, label_sets=None if own else {}
-        )
+        verdict = evaluate(ledger, labels, catalogue, split=args.split)
     except (EvalkitError, FileNotFoundError, ValueError) as exc:
         print(f"evalkit gate: unusable input: {exc}", file=sys.stderr)
         return 2

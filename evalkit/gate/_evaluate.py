@@ -30,6 +30,7 @@ from evalkit.catalogue import GATED_STRATA, Catalogue, FrozenConstants, Label
 from evalkit.gate._advice import rebalancing_advice
 from evalkit.gate._evidence import human_evidence, settledness
 from evalkit.gate._pairs import join_pairs, labels_frame, repeated_answers
+from evalkit.gate._provenance import expected_hashes, foreign_reasons, matching_rows
 from evalkit.gate._recall import recall_check
 from evalkit.gate._verdict import DimensionVerdict, GateVerdict, Reason
 
@@ -53,70 +54,14 @@ def thin_bins(human: Sequence[str], bins: Sequence[str]) -> list[str]:
     return [b for b in bins if sum(1 for h in human if h == b) / n < 0.5 / q]
 
 
-def _expected_hashes(source: Catalogue | FrozenConstants) -> dict[str, Any]:
-    if isinstance(source, Catalogue):
-        constants = source.constants
-        rubrics = {
-            d: source.rubric(d).content_hash(constants.bins) for d in constants.gated_dimensions
-        }
-    else:
-        constants, rubrics = source, {}
-    return {
-        "constants_hash": constants.content_hash(),
-        "framing_hash": constants.framing_hash,
-        "rubric_hashes": rubrics,
-    }
-
-
-def _matching(rows: pd.DataFrame, dim: str, expected: dict[str, Any]) -> pd.Series:
-    """Which ledger rows were produced under the framing, constants and rubric in force."""
-    ok = pd.Series(True, index=rows.index)
-    for col in ("constants_hash", "framing_hash"):
-        if col in rows.columns:
-            ok &= rows[col] == expected[col]
-    want = expected["rubric_hashes"].get(dim)
-    if want is not None and "rubric_hash" in rows.columns:
-        ok &= rows["rubric_hash"] == want
-    return ok
-
-
-def _foreign_reasons(rows: pd.DataFrame, matching: pd.Series, dim: str) -> list[Reason]:
-    """Rows under other constants: a hard fail where they stand in for missing answers.
-
-    A ledger may serve several studies (rubric v1 against v2, per-turn judging), so rows
-    under another rubric are set aside and said so. It is a hard fail when a case was
-    scored only under other constants (the ledger was produced for another gate), or,
-    when the rubric in force is unknown, when the rows disagree on the rubric.
-    """
-    reasons = []
-    foreign = rows[~matching]
-    only_foreign = set(foreign["case_id"]) - set(rows[matching]["case_id"])
-    if only_foreign:
-        reasons.append(
-            Reason(
-                "foreign_ledger",
-                "hard_fail",
-                f"{len(only_foreign)} case(s) were scored only under a framing, rubric or "
-                f"constants other than the ones being gated (e.g. "
-                f"{', '.join(sorted(map(str, only_foreign))[:3])})",
-                "adr-0005",
-            )
-        )
-    elif len(foreign):
-        reasons.append(
-            Reason(
-                "foreign_rows_set_aside",
-                "note",
-                f"{len(foreign)} ledger row(s) under another rubric, framing or constants "
-                "(another study's) were set aside",
-                "adr-0003",
-            )
-        )
-    if "rubric_hash" in rows.columns and rows[matching]["rubric_hash"].nunique() > 1:
-        reasons.append(
-            Reason("foreign_ledger", "hard_fail", "rows under more than one rubric", "adr-0005")
-        )
-    return reasons
+def _same_labels(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Whether two label frames hold the same (case, dimension, bin) triples."""
+    cols = ["case_id", "dimension", "bin"]
+    if len(a) != len(b):
+        return False
+    return set(map(tuple, a[cols].astype(str).to_numpy())) == set(
+        map(tuple, b[cols].astype(str).to_numpy())
+    )
 
 
 def _evaluate_dimension(
@@ -137,8 +82,8 @@ def _evaluate_dimension(
     def add(code: str, severity: str, message: str, adr: str) -> None:
         reasons.append(Reason(code, severity, message, adr))  # type: ignore[arg-type]
 
-    matching = _matching(ledger_rows, dim, expected)
-    reasons.extend(_foreign_reasons(ledger_rows, matching, dim))
+    matching = matching_rows(ledger_rows, dim, expected)
+    reasons.extend(foreign_reasons(ledger_rows, matching, dim))
     ledger_rows = ledger_rows[matching]
     repeats = int(repeated_answers(ledger_rows).get(dim, 0)) if len(ledger_rows) else 0
     if repeats:
@@ -384,24 +329,26 @@ def evaluate(
     :class:`FrozenConstants` (then every row is gated, the recall check reads human
     labels alone, and rubric hashes are only checked for consistency).
 
-    ``label_sets`` (default: the catalogue's ``label_sets``) are every labeler's own
-    labels; with two or more, each dimension's ``evidence`` carries the human ceiling, the
-    paired judge-minus-human difference and the alt-test (ADR-0012). They never change the
-    verdict.
+    ``label_sets`` (default: the catalogue's ``label_sets`` when ``labels`` are the
+    catalogue's own consensus, none otherwise: labels from a file or a seal stand alone)
+    are every labeler's own labels; with two or more, each dimension's ``evidence``
+    carries the human ceiling, the paired judge-minus-human difference and the alt-test
+    (ADR-0012). They never change the verdict.
 
     Pure: reads nothing from disk and writes nothing. Deterministic for a given ``seed``.
     """
     catalogue = constants if isinstance(constants, Catalogue) else None
     frozen = catalogue.constants if catalogue is not None else constants
     assert isinstance(frozen, FrozenConstants)
-    expected = _expected_hashes(constants)
+    expected = expected_hashes(constants)
     lab = labels_frame(labels)
-    if label_sets is None and catalogue is not None:
-        label_sets = catalogue.label_sets
-    if catalogue is not None and labels is catalogue.labels:
+    consensus = catalogue is not None and _same_labels(lab, labels_frame(catalogue.labels))
+    if catalogue is not None and consensus:
         # The labels are the catalogue's consensus: record how it was built (ADR-0012).
         expected["consensus_rule"] = catalogue.consensus_rule.describe()
         expected["label_sets"] = sorted(catalogue.label_sets)
+        if label_sets is None:
+            label_sets = catalogue.label_sets
     verdicts = {}
     for dim in frozen.gated_dimensions:
         rows = ledger[ledger["dimension"] == dim] if len(ledger) else ledger
