@@ -64,54 +64,46 @@ def labeler_coverage(catalogue: Catalogue) -> pd.DataFrame:
 
 
 def labeler_agreement(catalogue: Catalogue) -> pd.DataFrame:
-    """Cohen's kappa of every pair of label sets, per dimension, on the cases both labelled.
+    """Cohen's kappa of every pair of label sets, per dimension, on the cases both labelled
+    (:func:`evalkit.agreement.pairwise_kappa`), with the raw agreement beside it.
 
     Columns: ``dimension``, ``set_a``, ``set_b``, ``n``, ``raw_agreement``, ``kappa``,
-    ``ci_low``, ``ci_high`` (Wald, clipped to [-1, 1]), ``status``.
+    ``ci_low``, ``ci_high`` (Wald, clipped to [-1, 1]), ``status``. Pairs of sets that
+    share no case are left out.
     """
-    from evalkit.agreement import cohens_kappa
+    from evalkit.agreement import pairwise_kappa
 
     long = catalogue.label_sets_frame()
-    names = list(catalogue.label_sets)
-    rows = []
+    columns = ["dimension", "set_a", "set_b", "n", "raw_agreement", "kappa", "ci_low",
+               "ci_high", "status"]  # fmt: skip
+    frames = []
     for dim in catalogue.constants.gated_dimensions:
         sub = long[long["dimension"] == dim]
+        if sub["label_set"].nunique() < 2:
+            continue
+        pairs = pairwise_kappa(
+            sub.rename(columns={"case_id": "unit", "label_set": "rater", "bin": "label"})[
+                ["unit", "rater", "label"]
+            ],
+            list(catalogue.constants.bins),
+        )
         wide = sub.pivot_table(index="case_id", columns="label_set", values="bin", aggfunc="first")
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
-                if a not in wide or b not in wide:
-                    continue
-                both = wide[[a, b]].dropna()
-                if both.empty:
-                    continue
-                res = cohens_kappa(list(both[a]), list(both[b]), catalogue.constants.bins)
-                rows.append(
-                    {
-                        "dimension": dim,
-                        "set_a": a,
-                        "set_b": b,
-                        "n": len(both),
-                        "raw_agreement": float((both[a] == both[b]).mean()),
-                        "kappa": res.value,
-                        "ci_low": None if res.ci_low is None else max(-1.0, res.ci_low),
-                        "ci_high": None if res.ci_high is None else min(1.0, res.ci_high),
-                        "status": res.status,
-                    }
-                )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "dimension",
-            "set_a",
-            "set_b",
-            "n",
-            "raw_agreement",
-            "kappa",
-            "ci_low",
-            "ci_high",
-            "status",
-        ],
-    )
+        raw = [
+            float((both[a] == both[b]).mean()) if len(both := wide[[a, b]].dropna()) else None
+            for a, b in zip(pairs["rater_a"], pairs["rater_b"], strict=True)
+        ]
+        frames.append(
+            pairs.rename(columns={"rater_a": "set_a", "rater_b": "set_b"}).assign(
+                dimension=dim,
+                raw_agreement=pd.Series(raw, index=pairs.index, dtype="Float64"),
+                ci_low=pairs["ci_low"].clip(lower=-1.0),
+                ci_high=pairs["ci_high"].clip(upper=1.0),
+            )
+        )
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    table = pd.concat(frames, ignore_index=True)
+    return table[table["n"] > 0][columns].reset_index(drop=True)
 
 
 def _shingles(text: str, k: int = 5) -> frozenset[str]:
