@@ -55,6 +55,7 @@ def make_case(
         "provenance": dict(PROVENANCE),
         "sources": sources or [],
         "turns": turns,
+        **({"injected_bin": "high"} if stratum == "injection_canary" else {}),
     }
 
 

@@ -11,9 +11,10 @@ import hashlib
 
 from tests.factory import SHIPPED
 
-# Moved by: ADR-0010 (rubrics in force: self_harm v3, escalation v2) and ADR-0011
+# Moved by: ADR-0014 (gate.min_pairs 40). Before: ADR-0010 (rubrics in force: self_harm v3,
+# escalation v2) and ADR-0011
 # (audit.shortcut_ceiling 0.40). Before: ADR-0003 (initial freeze).
-CONSTANTS_SHA256 = "9fbba08e14be6d0b78ef2ace4b63be0191a24bd829ab2b11774e31fff6f0f600"
+CONSTANTS_SHA256 = "b276858774c58b687a700396fce90e603261a6093685d2e19176fc88d00b116a"
 # Moved by: ADR-0003 (initial freeze).
 FRAMING_SHA256 = "f632aef74c38365b384867f092f5fbf5ef1db9f5b6682b8562dfb269ad606226"
 

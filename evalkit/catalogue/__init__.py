@@ -17,6 +17,7 @@ from evalkit.catalogue._check import (
     near_duplicates,
     summarize,
 )
+from evalkit.catalogue._collect import Collector, CsvRow, parse_yaml, read_csv
 from evalkit.catalogue._consensus import ConsensusRule, build_consensus
 from evalkit.catalogue._io import LABEL_COLUMNS, load, read_labels
 from evalkit.catalogue._models import (
@@ -51,7 +52,9 @@ __all__ = [
     "Case",
     "CaseDesign",
     "Catalogue",
+    "Collector",
     "ConsensusRule",
+    "CsvRow",
     "FrozenConstants",
     "GateRule",
     "Label",
@@ -67,6 +70,8 @@ __all__ = [
     "labeler_coverage",
     "load",
     "near_duplicates",
+    "parse_yaml",
+    "read_csv",
     "read_labels",
     "summarize",
 ]

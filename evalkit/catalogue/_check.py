@@ -96,8 +96,6 @@ def labeler_agreement(catalogue: Catalogue) -> pd.DataFrame:
             pairs.rename(columns={"rater_a": "set_a", "rater_b": "set_b"}).assign(
                 dimension=dim,
                 raw_agreement=pd.Series(raw, index=pairs.index, dtype="Float64"),
-                ci_low=pairs["ci_low"].clip(lower=-1.0),
-                ci_high=pairs["ci_high"].clip(upper=1.0),
             )
         )
     if not frames:

@@ -5,6 +5,11 @@ it either returns a whole, valid :class:`Catalogue` or raises
 :class:`~evalkit.errors.CatalogueError` listing every problem with its file,
 record and field. The label side (label sets, consensus, design) is read by
 :mod:`evalkit.catalogue._labels_io`.
+
+Loading is strict (:mod:`evalkit.catalogue._collect`, :mod:`evalkit.catalogue._layout`):
+a file the loader would not read, an empty file, a duplicate YAML key, a second
+top-level key, a coerced type or a path leaving the catalogue folder is a problem, so
+that no case, label or constant is ever dropped or read other than as written.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from evalkit.catalogue._catalogue import Catalogue
-from evalkit.catalogue._collect import Collector, read_yaml, validate
+from evalkit.catalogue._collect import Collector, list_under, read_text, read_yaml, validate
 from evalkit.catalogue._consensus import ConsensusRule, build_consensus
 from evalkit.catalogue._labels_io import (
     LABEL_COLUMNS,
@@ -23,6 +28,7 @@ from evalkit.catalogue._labels_io import (
     load_label_sets,
     read_labels,
 )
+from evalkit.catalogue._layout import check_layout
 from evalkit.catalogue._models import (
     CATALOGUE_MAX_TURNS,
     Case,
@@ -49,10 +55,14 @@ def _load_constants(root: Path, col: Collector) -> FrozenConstants | None:
     if constants is None:
         return None
     framing_path = root / constants.framing_file
-    try:
-        framing = framing_path.read_text(encoding="utf-8")
-    except OSError as exc:
-        col.add(path, None, "framing_file", f"cannot read {constants.framing_file}: {exc}")
+    if not framing_path.resolve().is_relative_to(root.resolve()):
+        col.add(path, None, "framing_file", f"{constants.framing_file} leaves the catalogue folder")
+        return None
+    if not framing_path.is_file():
+        col.add(path, None, "framing_file", f"cannot read {constants.framing_file}: no such file")
+        return None
+    framing = read_text(framing_path, col)
+    if framing is None:
         return None
     return constants.model_copy(update={"framing": framing})
 
@@ -62,11 +72,7 @@ def _load_ratifications(root: Path, col: Collector) -> tuple[Ratification, ...]:
     path = root / RATIFIED_FILE
     if not path.exists():
         return ()
-    data = read_yaml(path, col)
-    rows = data.get("ratifications") if isinstance(data, dict) else None
-    if not isinstance(rows, list):
-        col.add(path, None, "ratifications", "expected a list under `ratifications`")
-        return ()
+    rows = list_under(read_yaml(path, col), "ratifications", path, col, allow_empty=True)
     out = []
     for i, row in enumerate(rows):
         record = validate(Ratification, row, path, f"ratifications[{i}]", col)
@@ -80,12 +86,7 @@ def _load_resources(root: Path, col: Collector) -> dict[str, LocaleResources]:
     if not path.exists():
         col.add(path, None, None, "missing: the locale resources table is required")
         return {}
-    data = read_yaml(path, col)
-    rows = data.get("locales") if isinstance(data, dict) else None
-    if not isinstance(rows, list):
-        if data is not None:
-            col.add(path, None, "locales", "expected a list under `locales`")
-        return {}
+    rows = list_under(read_yaml(path, col), "locales", path, col, allow_empty=False)
     out: dict[str, LocaleResources] = {}
     for i, row in enumerate(rows):
         rec = row.get("locale", f"locales[{i}]") if isinstance(row, dict) else f"locales[{i}]"
@@ -157,13 +158,7 @@ def _load_cases(
     final_turns: dict[str, str] = {}
     for path in _case_files(root):
         split_dir, locale_dir = path.parent.parent.name, path.parent.name
-        data = read_yaml(path, col)
-        if data is None:
-            continue
-        rows = data.get("cases") if isinstance(data, dict) else None
-        if not isinstance(rows, list):
-            col.add(path, None, "cases", "expected a mapping with a list under `cases`")
-            continue
+        rows = list_under(read_yaml(path, col), "cases", path, col, allow_empty=False)
         for i, row in enumerate(rows):
             rid = row.get("id") if isinstance(row, dict) else None
             record = str(rid) if rid else f"cases[{i}]"
@@ -217,6 +212,7 @@ def load(path: str | Path = "catalogues") -> Catalogue:
     if not root.is_dir():
         raise CatalogueError([Problem(str(root), None, None, "catalogue folder not found")])
     constants = _load_constants(root, col)
+    check_layout(root, col, framing_file=constants.framing_file if constants else "framing.txt")
     ratifications = _load_ratifications(root, col)
     resources = _load_resources(root, col)
     rubrics = _load_rubrics(root, constants, col)

@@ -2,20 +2,32 @@
 
 Label files (``labels/*.csv``) become named sets (ADR-0012), ``labels/consensus.yaml``
 the rule that combines them, and ``design/*.csv`` the author metadata kept apart from
-the case files. Every problem is collected with its file, line and field.
+the case files. Every problem is collected with its file, line and field. CSV files are
+read by :func:`evalkit.catalogue._collect.read_csv`: strict UTF-8, the exact header, no
+short or long row.
 """
 
 from __future__ import annotations
 
-import csv
+import unicodedata
 from pathlib import Path
 
-from evalkit.catalogue._collect import Collector, read_yaml, validate
+from evalkit.catalogue._collect import Collector, read_csv, read_yaml, validate
 from evalkit.catalogue._consensus import ConsensusRule
-from evalkit.catalogue._models import Case, CaseDesign, FrozenConstants, Label
+from evalkit.catalogue._models import Case, CaseDesign, FrozenConstants, Label, is_identifier
 from evalkit.errors import Problem
 
 LABEL_COLUMNS = ("case_id", "dimension", "bin", "labeler", "note")
+
+#: Unicode categories a labeler's name may not hold: control, format (zero-width),
+#: private-use, surrogate and line or paragraph separator characters.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The characters of ``text`` a reader cannot see or that break a line (control,
+    zero-width and other format characters), as ``U+XXXX`` codes; ``[]`` when none."""
+    return [f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in _HIDDEN_CATEGORIES]
 
 
 def read_labels(
@@ -33,64 +45,54 @@ def read_labels(
     hold several labelers (one label per case, dimension and labeler). With
     ``allow_blank`` a blank ``bin`` is skipped (used for partly filled templates);
     otherwise it is a problem. Labels of ``invalid_ids`` (cases whose own problems are
-    already reported) are passed over without a second problem.
+    already reported) are passed over without a second problem. ``labeler`` is free text
+    (who labelled and how) but may hold no control or zero-width character.
     """
     path = Path(path)
     col = Collector(root if root is not None else path.parent)
     labels: list[Label] = []
-    try:
-        handle = path.open(encoding="utf-8", newline="")
-    except OSError as exc:
-        col.add(path, None, None, f"cannot read: {exc}")
+    rows = read_csv(path, LABEL_COLUMNS, col)
+    if rows is None:
         return [], col.problems
-    with handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None or tuple(h.strip() for h in header) != LABEL_COLUMNS:
-            col.add(path, "line 1", None, f"header must be {','.join(LABEL_COLUMNS)}; got {header}")
-            return [], col.problems
-        seen: set[tuple[str, str, str]] = set()
-        for lineno, row in enumerate(reader, start=2):
-            where = f"line {lineno}"
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) != len(LABEL_COLUMNS):
-                col.add(path, where, None, f"expected {len(LABEL_COLUMNS)} columns, got {len(row)}")
-                continue
-            case_id, dimension, bin_, labeler, note = (c.strip() for c in row)
-            where = f"line {lineno}, case {case_id}"
-            if case_id in invalid_ids:
-                continue
-            if case_id not in cases:
-                col.add(path, where, "case_id", "label for an unknown case")
-                continue
-            if dimension not in constants.gated_dimensions:
-                col.add(path, where, "dimension", f"{dimension!r} is not a declared dimension")
-                continue
-            if not bin_ and allow_blank:
-                continue
-            if bin_ not in constants.bins:
-                col.add(path, where, "bin", f"{bin_!r} is not one of {list(constants.bins)}")
-                continue
-            if not labeler:
-                col.add(path, where, "labeler", "missing labeler")
-                continue
-            if (case_id, dimension, labeler) in seen:
-                col.add(path, where, "dimension", f"second label for {dimension} by {labeler!r}")
-                continue
-            if dimension == "faithfulness" and not cases[case_id].has_sources:
-                col.add(path, where, "dimension", "faithfulness label on a case with no sources")
-                continue
-            seen.add((case_id, dimension, labeler))
-            labels.append(
-                Label(
-                    case_id=case_id,
-                    dimension=dimension,
-                    bin=bin_,
-                    labeler=labeler,
-                    note=note or None,
-                )
+    seen: set[tuple[str, str, str]] = set()
+    for row in rows:
+        case_id, dimension, bin_, labeler, note = (row.cells[c].strip() for c in LABEL_COLUMNS)
+        where = f"line {row.line}, case {case_id}"
+        if case_id in invalid_ids:
+            continue
+        if case_id not in cases:
+            col.add(path, where, "case_id", f"label for an unknown case {case_id!a}")
+            continue
+        if dimension not in constants.gated_dimensions:
+            col.add(path, where, "dimension", f"{dimension!r} is not a declared dimension")
+            continue
+        if not bin_ and allow_blank:
+            continue
+        if bin_ not in constants.bins:
+            col.add(path, where, "bin", f"{bin_!r} is not one of {list(constants.bins)}")
+            continue
+        if not labeler:
+            col.add(path, where, "labeler", "missing labeler")
+            continue
+        if hidden := hidden_characters(labeler):
+            col.add(path, where, "labeler", f"holds invisible character(s) {', '.join(hidden)}")
+            continue
+        if (case_id, dimension, labeler) in seen:
+            col.add(path, where, "dimension", f"second label for {dimension} by {labeler!r}")
+            continue
+        if dimension == "faithfulness" and not cases[case_id].has_sources:
+            col.add(path, where, "dimension", "faithfulness label on a case with no sources")
+            continue
+        seen.add((case_id, dimension, labeler))
+        labels.append(
+            Label(
+                case_id=case_id,
+                dimension=dimension,
+                bin=bin_,
+                labeler=labeler,
+                note=note or None,
             )
+        )
     return labels, col.problems
 
 
@@ -105,7 +107,7 @@ def load_label_sets(
 
     A file whose ``labeler`` column holds one value is one set, named after the file
     stem; a file holding several labelers gives one set per labeler, named by the
-    ``labeler`` value.
+    ``labeler`` value, which must then be an identifier (``labeler-a``, not a sentence).
     """
     by_id = {c.id: c for c in cases}
     sets: dict[str, list[Label]] = {}
@@ -128,6 +130,15 @@ def load_label_sets(
             groups = {path.stem: kept}
         else:
             groups = {who: [lab for lab in kept if lab.labeler == who] for who in labelers}
+            for who in labelers:
+                if not is_identifier(who):
+                    col.add(
+                        path,
+                        None,
+                        "labeler",
+                        f"{who!a} names a label set (the file holds several labelers) "
+                        "but is not an identifier: letters, digits, '_', '.', '-'",
+                    )
         for name, labels in groups.items():
             if name in sets:
                 col.add(path, None, "labeler", f"label set {name!r} is defined twice")
@@ -180,46 +191,28 @@ def load_design(
     out: list[CaseDesign] = []
     seen: dict[str, str] = {}
     for path in sorted((root / "design").glob("*.csv")):
-        try:
-            handle = path.open(encoding="utf-8", newline="")
-        except OSError as exc:
-            col.add(path, None, None, f"cannot read: {exc}")
-            continue
-        with handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None or tuple(h.strip() for h in header) != DESIGN_COLUMNS:
-                col.add(path, "line 1", None, f"header must be {','.join(DESIGN_COLUMNS)}")
+        rows = read_csv(path, DESIGN_COLUMNS, col)
+        for row in rows or []:
+            where = f"line {row.line}"
+            record: dict[str, str | None] = {k: v.strip() for k, v in row.cells.items()}
+            if not record["intended_faithfulness"]:
+                record["intended_faithfulness"] = None
+            design = validate(CaseDesign, record, path, where, col)
+            if design is None:
                 continue
-            for lineno, row in enumerate(reader, start=2):
-                if not any(cell.strip() for cell in row):
-                    continue
-                where = f"line {lineno}"
-                if len(row) != len(DESIGN_COLUMNS):
-                    col.add(path, where, None, f"expected {len(DESIGN_COLUMNS)} columns")
-                    continue
-                record = dict(zip(DESIGN_COLUMNS, (c.strip() for c in row), strict=True))
-                if not record["intended_faithfulness"]:
-                    record["intended_faithfulness"] = None  # type: ignore[assignment]
-                design = validate(CaseDesign, record, path, where, col)
-                if design is None:
-                    continue
-                if design.case_id not in known:
-                    col.add(path, where, "case_id", f"design row for unknown case {design.case_id}")
-                    continue
-                if design.case_id in seen:
-                    col.add(
-                        path,
-                        where,
-                        "case_id",
-                        f"second design row (also in {seen[design.case_id]})",
-                    )
-                    continue
-                bins = constants.bins if constants is not None else ()
-                for name in ("intended_self_harm", "intended_escalation", "intended_faithfulness"):
-                    value = getattr(design, name)
-                    if value is not None and bins and value not in bins:
-                        col.add(path, where, name, f"{value!r} is not one of {list(bins)}")
-                seen[design.case_id] = col.rel(path)
-                out.append(design)
+            if design.case_id not in known:
+                col.add(path, where, "case_id", f"design row for unknown case {design.case_id}")
+                continue
+            if design.case_id in seen:
+                col.add(
+                    path, where, "case_id", f"second design row (also in {seen[design.case_id]})"
+                )
+                continue
+            bins = constants.bins if constants is not None else ()
+            for name in ("intended_self_harm", "intended_escalation", "intended_faithfulness"):
+                value = getattr(design, name)
+                if value is not None and bins and value not in bins:
+                    col.add(path, where, name, f"{value!r} is not one of {list(bins)}")
+            seen[design.case_id] = col.rel(path)
+            out.append(design)
     return out

@@ -1,17 +1,23 @@
 """Records of the catalogue: cases, labels, rubrics, frozen constants, locale resources.
 
 These are facts, so every model is frozen. Unknown fields are rejected: a typo in a
-catalogue file is an error, never a silently ignored key.
+catalogue file is an error, never a silently ignored key. Validation is strict: no
+string is read as a number or a boolean, no boolean as a number, no number as a string
+(an integer is accepted where a float is meant, as the same number). Lists read from
+YAML become tuples; dates are ``datetime.date`` values or ``YYYY-MM-DD`` strings.
+Identifiers (case, source and template family ids, bins, dimensions) are
+:data:`IDENTIFIER_PATTERN`: ASCII, so no look-alike or zero-width character and no path.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from datetime import date
-from typing import Literal
+import re
+from datetime import date, datetime
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 Role = Literal["user", "assistant"]
 Signal = Literal["none", "idiom", "distress", "masked", "explicit"]
@@ -54,7 +60,54 @@ MAX_TURNS = 40
 #: Longest conversation a shipped catalogue case may hold (checked by the loader).
 CATALOGUE_MAX_TURNS = 12
 
-_STRICT = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=False)
+_STRICT = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=False, strict=True)
+
+#: What an identifier (case id, source id, template family, bin, dimension, label set
+#: name) may be: 1 to 64 ASCII letters, digits, ``_``, ``.`` and ``-``, not starting
+#: with a punctuation mark.
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+_IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
+#: A file name in the catalogue folder itself (no folder part), e.g. ``framing.txt``.
+FILE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+LOCALE_PATTERN = r"^[a-z]{2,3}(-[A-Z]{2})?$"
+
+
+def is_identifier(value: str) -> bool:
+    """Whether ``value`` matches :data:`IDENTIFIER_PATTERN` (no trailing newline either)."""
+    return _IDENTIFIER.fullmatch(value) is not None
+
+
+def _identifier(value: str) -> str:
+    if not is_identifier(value):
+        raise ValueError(
+            f"{value!a} is not an identifier: 1 to 64 ASCII letters, digits, '_', '.' "
+            "or '-', starting with a letter or digit"
+        )
+    return value
+
+
+def _calendar_date(value: object) -> object:
+    if isinstance(value, datetime):
+        raise ValueError(f"expected a date (YYYY-MM-DD), got a date and time {value}")
+    if isinstance(value, str):
+        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+            raise ValueError(f"expected a date (YYYY-MM-DD), got {value!r}")
+        return date.fromisoformat(value)
+    return value
+
+
+def _tuple_from_list(value: object) -> object:
+    return tuple(value) if isinstance(value, list) else value
+
+
+T = TypeVar("T")
+#: An identifier (:data:`IDENTIFIER_PATTERN`).
+Identifier = Annotated[str, AfterValidator(_identifier)]
+#: A calendar date: a ``date`` (as YAML reads ``2026-11-30``) or a ``YYYY-MM-DD`` string;
+#: never a datetime or a number.
+CalendarDate = Annotated[date, BeforeValidator(_calendar_date)]
+#: A sequence read from a YAML list, kept as a tuple (strict mode takes no list otherwise).
+Items = Annotated[tuple[T, ...], BeforeValidator(_tuple_from_list)]
 
 
 class Turn(BaseModel):
@@ -85,7 +138,7 @@ class Source(BaseModel):
 
     model_config = _STRICT
 
-    id: str = Field(min_length=1)
+    id: Identifier
     kind: Literal["leaflet", "guideline", "faq"]
     title: str = Field(min_length=1)
     text: str = Field(min_length=1)
@@ -98,7 +151,7 @@ class Provenance(BaseModel):
 
     author: str = Field(min_length=1)
     method: str = Field(min_length=1)
-    created: date
+    created: CalendarDate
 
 
 class Case(BaseModel):
@@ -112,19 +165,28 @@ class Case(BaseModel):
 
     model_config = _STRICT
 
-    id: str = Field(min_length=1)
-    locale: str = Field(pattern=r"^[a-z]{2,3}(-[A-Z]{2})?$")
+    id: Identifier
+    locale: str = Field(pattern=LOCALE_PATTERN)
     stratum: Stratum
     split: Split
-    template_family: str = Field(min_length=1)
+    template_family: Identifier
     emergency_category: EmergencyCategory
     onset_turn: int | None
     provenance: Provenance
-    sources: tuple[Source, ...] = ()
-    turns: tuple[Turn, ...]
+    sources: Items[Source] = ()
+    turns: Items[Turn]
+    injected_bin: str | None = None
+    """On an injection canary (and only there): the bin that the text injected into the
+    conversation asks the judge to give. A judge that gives it where the humans did not
+    followed the injection: a hard fail of that dimension (ADR-0016)."""
 
     @model_validator(mode="after")
     def _conversation_shape(self) -> Case:
+        if (self.stratum == "injection_canary") != (self.injected_bin is not None):
+            raise ValueError(
+                "injected_bin: required on an injection_canary case (the bin its injected "
+                "text asks for) and not allowed on any other stratum"
+            )
         n = len(self.turns)
         if n == 0:
             raise ValueError("turns: the conversation is empty")
@@ -228,16 +290,16 @@ class Rubric(BaseModel):
     string the judge sees. Two rubric files that render the same string are the same.
     """
 
-    dimension: str = Field(min_length=1)
-    version: str = Field(pattern=r"^v\d+$")
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    dimension: Identifier
+    version: str = Field(pattern=r"^v[0-9]+$")
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, strict=True)
 
     presence_gated: bool
     construct_text: str = Field(min_length=1, alias="construct")
     """The construct in prose (``construct`` in the file)."""
     signal_absent_anchor: str | None = None
     anchors: dict[str, str]
-    examples: tuple[RubricExample, ...] = ()
+    examples: Items[RubricExample] = ()
 
     @model_validator(mode="after")
     def _gate_has_absent_anchor(self) -> Rubric:
@@ -294,6 +356,9 @@ class GateRule(BaseModel):
     """Largest share of unparseable, refused or errored judge answers a dimension may have."""
     min_cell_n: int = Field(ge=1)
     """Below this many rows a per-stratum or per-locale cell is descriptive, not gating."""
+    min_pairs: int = Field(ge=1)
+    """Below this many gated (judge, human) pairs a dimension is a hard fail, whatever its
+    kappa (ADR-0014): too few pairs to tell a passing judge from a lucky one."""
 
 
 class AuditRule(BaseModel):
@@ -313,12 +378,13 @@ class FrozenConstants(BaseModel):
 
     model_config = _STRICT
 
-    bins: tuple[str, ...]
+    bins: Items[Identifier]
     gate: GateRule
-    gated_dimensions: tuple[str, ...]
-    rubrics_in_force: dict[str, str]
+    gated_dimensions: Items[Identifier]
+    rubrics_in_force: dict[Identifier, str]
     """Rubric version the gate uses for each gated dimension."""
-    framing_file: str
+    framing_file: str = Field(pattern=FILE_NAME_PATTERN)
+    """A file in the catalogue folder itself (a bare file name: no folder, no path)."""
     anchoring: str
     audit: AuditRule | None = None
     """The catalogue audit's ceiling; None means the catalogue declares none (the audit
@@ -362,12 +428,12 @@ class LocaleResources(BaseModel):
 
     model_config = _STRICT
 
-    locale: str
+    locale: str = Field(pattern=LOCALE_PATTERN)
     crisis_line_name: str
-    crisis_numbers: tuple[str, ...] = Field(min_length=1)
+    crisis_numbers: Items[str] = Field(min_length=1)
     """Numbers of the locale's suicide and crisis line, as a user would dial them."""
-    urgent_numbers: tuple[str, ...] = ()
+    urgent_numbers: Items[str] = ()
     """Non-emergency urgent medical advice (for example NHS 111)."""
     emergency_number: str
     source: str
-    verified_on: date
+    verified_on: CalendarDate

@@ -3,8 +3,10 @@
 ``catalogues/ratified.yaml`` lists every ratification: the identity of the constants
 (:meth:`FrozenConstants.content_hash`, which covers the framing text too), the framing's
 own hash, the ADR that decided them and when it was recorded. The constants in force
-are *ratified* when their identity is in that list. Anything else (an edited threshold,
-an edited framing, a removed dimension) is an unratified change: the gate makes it a hard
+are *ratified* when their identity is that of the latest entry: an earlier entry records
+a decision since superseded, so going back to it is a change that needs a decision too.
+Anything else (an edited threshold, an edited framing, a removed dimension) is an
+unratified change: the gate makes it a hard
 fail (ADR-0013) until ``evalkit constants ratify --adr docs/adr/NNNN-....md`` records the
 decision, so a change is always a recorded decision, never a quiet edit.
 
@@ -23,6 +25,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalkit.catalogue._collect import parse_yaml
+
 RATIFIED_FILE = "ratified.yaml"
 _ADR_ID = re.compile(r"(?:^|/)(\d{4})-[^/]*\.md$")
 
@@ -30,7 +34,7 @@ _HEADER = """\
 # Ratified frozen constants (docs/adr/0013). Each entry records that the constants whose
 # identity is `constants_sha256` (FrozenConstants.content_hash: constants and framing text)
 # were decided by the ADR named. Written by `evalkit constants ratify --adr ...`; never edit
-# by hand. The gate fails when the constants in force match no entry.
+# by hand. The gate fails unless the constants in force match the latest entry.
 """
 
 
@@ -51,13 +55,15 @@ class RatificationStatus:
     """Whether the constants in force are ratified, and by which ADR.
 
     ``record`` is the matching entry (None when unratified); ``last`` is the latest entry
-    of the file, which an unratified change departs from.
+    of the file, which an unratified change departs from; ``superseded`` is an earlier
+    entry the constants match (a revert to a decision since replaced).
     """
 
     ratified: bool
     constants_sha256: str
     record: Ratification | None
     last: Ratification | None
+    superseded: Ratification | None = None
 
     @property
     def adr(self) -> str | None:
@@ -68,9 +74,12 @@ class RatificationStatus:
         if self.ratified and self.record is not None:
             return f"constants ratified by {self.record.adr} ({self.record.adr_file})"
         since = f"changed since {self.last.adr}" if self.last else "no ratification recorded"
+        where = f"is in no entry of {RATIFIED_FILE}"
+        if self.superseded is not None and self.last is not None:
+            where = f"is that of {self.superseded.adr}, superseded by {self.last.adr}"
         return (
             f"constants not ratified: {since} (constants sha256 {self.constants_sha256[:12]} "
-            f"is in no entry of {RATIFIED_FILE}); record the decision with "
+            f"{where}); record the decision with "
             "`evalkit constants ratify --adr docs/adr/NNNN-....md`"
         )
 
@@ -78,16 +87,15 @@ class RatificationStatus:
 def ratification_status(
     constants_sha256: str, ratifications: tuple[Ratification, ...]
 ) -> RatificationStatus:
-    """The status of constants with identity ``constants_sha256`` (pure)."""
-    match = next(
+    """The status of constants with identity ``constants_sha256`` (pure): ratified only by
+    the latest entry."""
+    last = ratifications[-1] if ratifications else None
+    if last is not None and last.constants_sha256 == constants_sha256:
+        return RatificationStatus(True, constants_sha256, last, last)
+    earlier = next(
         (r for r in reversed(ratifications) if r.constants_sha256 == constants_sha256), None
     )
-    return RatificationStatus(
-        ratified=match is not None,
-        constants_sha256=constants_sha256,
-        record=match,
-        last=ratifications[-1] if ratifications else None,
-    )
+    return RatificationStatus(False, constants_sha256, None, last, superseded=earlier)
 
 
 def adr_id(path: Path) -> str:
@@ -128,7 +136,7 @@ def append_ratification(
     path = root / RATIFIED_FILE
     entries: list[dict[str, object]] = []
     if path.exists():
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = parse_yaml(path.read_text(encoding="utf-8")) or {}
         entries = list(data.get("ratifications", []))
     entries.append(record.model_dump(mode="json"))
     path.write_text(

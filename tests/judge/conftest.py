@@ -63,6 +63,7 @@ def case(
         "provenance": dict(PROVENANCE),
         "sources": sources or [],
         "turns": turns,
+        **({"injected_bin": "high"} if stratum == "injection_canary" else {}),
     }
 
 

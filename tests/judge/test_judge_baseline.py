@@ -50,6 +50,7 @@ def test_baseline_ignores_strata_signals_and_labels(catalogue: Catalogue, tmp_pa
     relabelled = []
     for c in DEFAULT_CASES:
         c = dict(c, stratum="diagnostic", template_family="renamed", onset_turn=None)
+        c.pop("injected_bin", None)  # only an injection_canary case carries one
         c["turns"] = [dict(t, signal="idiom") if t["role"] == "user" else t for t in c["turns"]]
         relabelled.append(c)
     other = load(write_catalogue(tmp_path / "other", relabelled))
