@@ -2,16 +2,26 @@
 
 Each package that offers a subcommand has a private ``_cli.py`` with
 ``register(subparsers)``; the parser sets ``func`` to a callable taking the parsed
-arguments and returning the exit code. Exit codes: 0 success or pass, 1 failure
-(a failed gate, a catalogue with problems), 2 unusable input.
+arguments and returning the exit code. Exit codes are a contract:
+
+- 0: success, or the gate passes;
+- 1: a failure the command was asked to find (a failed gate, a catalogue with problems);
+- 2: unusable input, a named :class:`~evalkit.errors.EvalkitError` (file, record, field);
+- 3: an internal error (a bug of evalkit's): one line on stderr, the traceback only with
+  ``--debug`` (anywhere on the command line) or ``EVALKIT_DEBUG=1``.
+
+A traceback never exits 1, which would read as a FAIL verdict.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 from evalkit.errors import EvalkitError
 
@@ -34,6 +44,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalkit",
         description="Calibrate LLM judges against human labels and gate launches on them.",
+        epilog="Exit codes: 0 pass, 1 fail or problems found, 2 unusable input, 3 internal "
+        "error (traceback with --debug).",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="print the traceback of an internal error"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module, help_) in _COMMANDS.items():
@@ -46,17 +61,36 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("EVALKIT_DEBUG", "") not in ("", "0")
+    argv = [a for a in argv if a != "--debug"]
     command = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(command if command in _COMMANDS else None)
-    args = parser.parse_args(argv)
-    if not hasattr(args, "func"):  # a known command whose module was not registered
-        parser.print_help()
-        return 2
+    name = command if command in _COMMANDS else None
     try:
+        parser = build_parser(name)
+        args = parser.parse_args(argv)
+        if not hasattr(args, "func"):  # a known command whose module was not registered
+            parser.print_help()
+            return 2
         code: int = args.func(args)
     except EvalkitError as exc:
-        print(f"evalkit {args.command}: {exc}", file=sys.stderr)
+        print(f"evalkit {name or ''}: {exc}".replace(" :", ":"), file=sys.stderr)
         return 2
+    except SystemExit:
+        raise  # argparse's own exit (2 on a usage error, 0 on --help)
+    except KeyboardInterrupt:
+        print("evalkit: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # an internal error: never exit 1, which reads as FAIL
+        if debug:
+            traceback.print_exc()
+        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
+        print(
+            f"evalkit {name or ''}: internal error: {type(exc).__name__}: {exc}{at} "
+            "(a bug in evalkit; re-run with --debug for the traceback)".replace(" :", ":"),
+            file=sys.stderr,
+        )
+        return 3
     return code
 
 

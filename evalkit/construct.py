@@ -18,12 +18,61 @@ import pandas as pd
 
 from evalkit.agreement import cohens_kappa
 from evalkit.catalogue import Catalogue
-from evalkit.gate import final_turn_rows
+from evalkit.gate import complete_rows, final_turn_rows, gated_rows, study_pairs
 
 
 def _final_ok(ledger: pd.DataFrame, dimension: str) -> pd.DataFrame:
     rows = final_turn_rows(ledger[ledger["dimension"] == dimension])
     return rows[rows["status"] == "ok"].drop_duplicates("case_id", keep="last")
+
+
+def rubric_version(catalogue: Catalogue, dimension: str, name: str) -> str:
+    """The rubric version of ``dimension`` that ``name`` names: a version id (``v3``) or
+    the content hash of one of the catalogue's rubrics. ``ValueError`` otherwise."""
+    bins = catalogue.constants.bins
+    versions = sorted(v for d, v in catalogue.rubrics if d == dimension)
+    if name in versions:
+        return name
+    for version in versions:
+        if catalogue.rubric(dimension, version).content_hash(bins) == name:
+            return version
+    raise ValueError(
+        f"{name!r} is neither a rubric version of {dimension} ({', '.join(versions)}) nor "
+        "the hash of one"
+    )
+
+
+def _version_pairs(
+    ledger: pd.DataFrame, catalogue: Catalogue, dimension: str, version: str, split: str | None
+) -> pd.DataFrame:
+    """The study pairs of ``dimension`` under rubric ``version``; a ledger holding no row
+    judged under it is a ``ValueError`` (never the same kappa twice, silently)."""
+    pairs = study_pairs(
+        ledger,
+        catalogue.labels,
+        catalogue,
+        split=split,
+        rubric_versions={dimension: version},
+        dimensions=[dimension],
+    )
+    if pairs["status"].notna().sum() == 0:
+        held = (
+            sorted(
+                map(
+                    str,
+                    ledger.loc[ledger["dimension"] == dimension, "rubric_version"]
+                    .dropna()
+                    .unique(),
+                )
+            )
+            if "rubric_version" in ledger
+            else []
+        )
+        raise ValueError(
+            f"the ledger holds no {dimension} answer judged under rubric {version} (versions "
+            f"found: {', '.join(held) or 'none'})"
+        )
+    return pairs
 
 
 def compare_versions(
@@ -32,40 +81,59 @@ def compare_versions(
     catalogue: Catalogue,
     dimension: str = "self_harm",
     names: tuple[str, str] = ("v1", "v3"),
+    *,
+    split: str | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Compare the judge's bins under two rubric versions on the cases both scored.
+
+    ``names`` are the two rubric versions (or rubric content hashes): the rows of each
+    ledger are selected by the rubric they were judged under, so one ledger holding both
+    versions may be passed twice; a ledger without a row under its version is a
+    ``ValueError``. Pairs come from :func:`evalkit.gate.study_pairs` (final turn, latest
+    answer, framing and constants in force), as for the gate.
 
     Returns frames:
 
     - ``confusion``: counts, rows = bin under ``names[0]``, columns = bin under ``names[1]``
-      (every frozen bin present);
-    - ``by_stratum``: per stratum, n and the share of cases in each bin under each version,
+      (every frozen bin present), over every case both versions scored, all strata;
+    - ``by_stratum``: per stratum (all strata: diagnostic and canary cases show how a
+      rubric moves them), n and the share of cases in each bin under each version,
       the share the humans labelled low, plus how many moved down, up, or stayed;
     - ``by_design``: the same per author design (``<dimension>_design`` of the catalogue's
       ``design/`` metadata; empty without it): the over-recognition rows (signal absent,
       the reply routes anyway) are where a presence-gated rubric must differ from v1;
     - ``marginals``: bin counts per version, and of the human labels;
-    - ``agreement``: Cohen's kappa (with status and n) against the human labels per version.
+    - ``agreement``: Cohen's kappa (with status and n) against the human labels per version,
+      on exactly the pairs the gate would read under that version (gated strata,
+      complete rows), so it matches the calibration page and ``evalkit gate``.
 
-    Cases scored by only one version, or without an ``ok`` answer, are left out and
-    counted in ``agreement['n_left_out']``.
+    Cases scored by only one version, or without an ``ok`` answer, are left out of the
+    side-by-side frames and counted in ``agreement['n_left_out']``.
     """
     bins = list(catalogue.constants.bins)
-    a, b = names
-    left = _final_ok(ledger_a, dimension)[["case_id", "bin"]].rename(columns={"bin": a})
-    right = _final_ok(ledger_b, dimension)[["case_id", "bin"]].rename(columns={"bin": b})
+    a, b = (rubric_version(catalogue, dimension, n) for n in names)
+    if a == b:
+        raise ValueError(f"both names select rubric {dimension} {a}: nothing to compare")
+    pairs = {v: _version_pairs(lg, catalogue, dimension, v, split)
+             for v, lg in ((a, ledger_a), (b, ledger_b))}  # fmt: skip
+    left, right = (
+        pairs[v][pairs[v]["judge_bin"].isin(bins)][["case_id", "judge_bin"]].rename(
+            columns={"judge_bin": v}
+        )
+        for v in (a, b)
+    )
     both = left.merge(right, on="case_id", how="inner")
     left_out = len(set(left["case_id"]) ^ set(right["case_id"]))
     frame = catalogue.cases_frame()
     design_col = f"{dimension}_design"
     meta_cols = ["case_id", "stratum", "locale"] + ([design_col] if design_col in frame else [])
-    meta = frame[meta_cols]
     human = catalogue.labels_frame()
     human = human[human["dimension"] == dimension][["case_id", "bin"]].rename(
         columns={"bin": "human"}
     )
-    both = both.merge(meta, on="case_id", how="left").merge(human, on="case_id", how="left")
-
+    both = both.merge(frame[meta_cols], on="case_id", how="left").merge(
+        human, on="case_id", how="left"
+    )
     confusion = (
         pd.crosstab(both[a], both[b])
         .reindex(index=bins, columns=bins, fill_value=0)
@@ -102,10 +170,10 @@ def compare_versions(
         }
     ).rename_axis("bin")
 
-    labelled = both[both["human"].notna()]
     agreement_rows = []
     for version in (a, b):
-        k = cohens_kappa(list(labelled[version]), list(labelled["human"]), bins)
+        gated = complete_rows(gated_rows(pairs[version]), bins)
+        k = cohens_kappa(list(gated["judge_bin"]), list(gated["human_bin"]), bins)
         agreement_rows.append(
             {
                 "version": version,

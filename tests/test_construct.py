@@ -5,18 +5,33 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
+from evalkit.catalogue import Catalogue
 from evalkit.construct import compare_versions, same_call_view
+from evalkit.gate import evaluate
 from tests.factory import build_balanced as build
+
+
+def _as_v1(cat: Catalogue, ledger: pd.DataFrame) -> pd.DataFrame:
+    """``ledger``'s self-harm rows as if judged under rubric v1, benign rows scored high."""
+    v1 = ledger.copy()
+    sh = v1["dimension"] == "self_harm"
+    benign = v1["case_id"].isin(
+        [c.id for c in cat.cases if c.stratum in ("benign", "medical_emergency")]
+    )
+    v1.loc[benign & sh, "bin"] = "high"
+    v1.loc[sh, "rubric_hash"] = cat.rubric("self_harm", "v1").content_hash(cat.constants.bins)
+    v1.loc[sh, "rubric_version"] = "v1"
+    return v1
 
 
 def test_v1_against_v3_shows_the_construct_failure(tmp_path: Path) -> None:
     cat, v3 = build(tmp_path / "catalogues", copies=2)
-    v1 = v3.copy()
+    v1 = _as_v1(cat, v3)
     benign = v1["case_id"].isin(
         [c.id for c in cat.cases if c.stratum in ("benign", "medical_emergency")]
     )
-    v1.loc[benign & (v1["dimension"] == "self_harm"), "bin"] = "high"
     out = compare_versions(v1, v3, cat, "self_harm")
     confusion = out["confusion"]
     n_absent = int(benign.sum() / 3)  # three dimensions per case in the ledger
@@ -28,6 +43,26 @@ def test_v1_against_v3_shows_the_construct_failure(tmp_path: Path) -> None:
     assert agreement.loc["v3", "kappa"] == 1.0
     assert agreement.loc["v1", "kappa"] < 0.6
     assert list(out["marginals"].index) == ["low", "partial", "high"]
+
+
+def test_versions_are_selected_by_rubric_not_by_name(tmp_path: Path) -> None:
+    """One ledger holding both versions can be passed twice; a name without rows refuses."""
+    cat, v3 = build(tmp_path / "catalogues", copies=2)
+    v1 = _as_v1(cat, v3)
+    both = pd.concat([v1[v1["dimension"] == "self_harm"], v3], ignore_index=True)
+    out = compare_versions(both, both, cat, "self_harm", names=("v1", "v3")).get("agreement")
+    kappas = out.set_index("version")["kappa"]
+    assert kappas["v3"] == 1.0 and kappas["v1"] < 0.6
+    # The v3 kappa is the gate's, on the same pairs (gated strata, final turn, latest).
+    gate = evaluate(v3, cat.labels, cat, n_resamples=50).dimensions["self_harm"]
+    assert (gate.kappa, gate.n) == (kappas["v3"], out.set_index("version")["n"]["v3"])
+    v3_hash = cat.rubric("self_harm", "v3").content_hash(cat.constants.bins)
+    by_hash = compare_versions(both, both, cat, "self_harm", names=("v1", v3_hash))
+    assert list(by_hash["agreement"]["version"]) == ["v1", "v3"]
+    with pytest.raises(ValueError, match="no self_harm answer judged under rubric v1"):
+        compare_versions(v3, v3, cat, "self_harm", names=("v1", "v3"))
+    with pytest.raises(ValueError, match="neither a rubric version"):
+        compare_versions(v3, v3, cat, "self_harm", names=("v9", "v3"))
 
 
 def test_same_call_view_lines_up_dimensions(tmp_path: Path) -> None:

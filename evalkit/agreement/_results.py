@@ -118,7 +118,9 @@ class AgreementResult(_Record):
     ``p_observed`` and ``p_expected`` are the (weighted) observed and chance agreement the
     coefficient ``(p_o - p_e) / (1 - p_e)`` was built from.  ``se`` is the large-sample
     standard error named in the producing function's docstring; ``ci_low``/``ci_high`` are
-    the 95% Wald limits ``value ± 1.959964·se`` (not clipped).
+    the 95% Wald limits ``value ± 1.959964·se`` clipped to the statistic's range [-1, 1];
+    a clipped limit is said in ``notes`` (the Wald interval is symmetric and knows no bounds,
+    so near perfect agreement it would otherwise run past 1).
     """
 
     statistic: str
@@ -152,10 +154,18 @@ class AgreementResult(_Record):
         notes: list[str] | tuple[str, ...] = (),
     ) -> AgreementResult:
         """A result whose 95% Wald interval ``value ± 1.959964·se`` is filled in when both
-        the value and its standard error exist (None otherwise, never a fake interval)."""
+        the value and its standard error exist (None otherwise, never a fake interval),
+        clipped to [-1, 1] with a note saying which limit was clipped and from what."""
         lo = hi = None
+        notes = list(notes)
         if value is not None and se is not None:
             lo, hi = value - Z95 * se, value + Z95 * se
+            if lo < -1.0 or hi > 1.0:
+                notes.append(
+                    f"Wald interval [{lo:.3f}, {hi:.3f}] clipped to [-1, 1]: the statistic "
+                    "cannot leave that range"
+                )
+                lo, hi = max(lo, -1.0), min(hi, 1.0)
         return cls(
             statistic=statistic,
             value=value,

@@ -7,12 +7,17 @@
 from evalkit.gate._advice import kappa_max, label_balance, rebalancing_advice
 from evalkit.gate._breakdown import breakdown
 from evalkit.gate._evaluate import FAILED_STATUSES, evaluate, thin_bins
+from evalkit.gate._identity import judges_frame, select_judge
 from evalkit.gate._pairs import (
     PAIR_COLUMNS,
+    complete_rows,
     final_turn_rows,
+    gated_rows,
     join_pairs,
+    kappa_pairs,
     labels_frame,
     repeated_answers,
+    study_pairs,
 )
 from evalkit.gate._recall import miss_rate_upper_bound, recall_check
 from evalkit.gate._verdict import ADR, DimensionVerdict, GateVerdict, Reason
@@ -25,15 +30,21 @@ __all__ = [
     "GateVerdict",
     "Reason",
     "breakdown",
+    "complete_rows",
     "evaluate",
     "final_turn_rows",
+    "gated_rows",
     "join_pairs",
+    "judges_frame",
     "kappa_max",
+    "kappa_pairs",
     "label_balance",
     "labels_frame",
     "miss_rate_upper_bound",
     "rebalancing_advice",
     "recall_check",
     "repeated_answers",
+    "select_judge",
+    "study_pairs",
     "thin_bins",
 ]

@@ -20,6 +20,10 @@ def register(subparsers: Any) -> None:
     gate.add_argument("--split", default="calibration", choices=["calibration", "heldout"])
     gate.add_argument("--catalogue", default="catalogues", help="catalogue folder")
     gate.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    gate.add_argument(
+        "--judge-spec",
+        help="the judge to gate when the ledger holds several (the others' rows are set aside)",
+    )
     gate.set_defaults(func=run)
 
 
@@ -45,6 +49,14 @@ def render_table(verdict: GateVerdict) -> str:
         ci = f"[{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None else "—"
         lines.append(f"{dim:<14}{v.verdict:<9}{kappa:>8}{ci:>18}{v.n:>6}")
     lines.append(f"overall: {verdict.overall}")
+    if verdict.judge:
+        who = verdict.judge
+        lines.append(
+            f"judge: {who.get('judge')} (backend {who.get('backend')}, model {who.get('model')}, "
+            f"answered by {who.get('response_model')})"
+            if "judges" not in who
+            else f"judges: {', '.join(str(j['judge']) for j in who['judges'])}"
+        )
     for dim, v in verdict.dimensions.items():
         for reason in v.reasons:
             lines.append(f"  {dim}: {reason}")
@@ -100,8 +112,8 @@ def run(args: argparse.Namespace) -> int:
         if args.split == "heldout":
             from evalkit.heldout import assert_sealed_before
 
-            assert_sealed_before(catalogue, ledger)
-        verdict = evaluate(ledger, labels, catalogue, split=args.split)
+            assert_sealed_before(catalogue, ledger, source=str(args.ledger))
+        verdict = evaluate(ledger, labels, catalogue, split=args.split, judge_spec=args.judge_spec)
     except (EvalkitError, FileNotFoundError, ValueError) as exc:
         print(f"evalkit gate: unusable input: {exc}", file=sys.stderr)
         return 2

@@ -13,6 +13,11 @@ Rules and where they are decided:
   (ADR-0004); when the human marginal is balanced and kappa_max is still under the
   threshold, it says the judge's marginal is at fault, not the corpus.
 - Diagnostic and injection-canary cases never enter kappa; they are reported apart.
+- Too few gated pairs (the frozen ``gate.min_pairs``) is a hard fail whatever the kappa
+  (ADR-0014); an ``ok`` answer without a frozen bin counts as unusable and is a hard fail.
+- One judge is gated (ADR-0016): mixed judges, a floating alias, another responding model
+  or the reference baseline are hard fails; a canary on which the judge gave the bin the
+  injected text asked for (and the humans did not) is a hard fail of that dimension.
 - Constants whose identity is in no entry of the catalogue's ``ratified.yaml`` make every
   dimension a hard fail (ADR-0013): an edited threshold is never a quiet pass.
 """
@@ -26,10 +31,18 @@ from typing import Any
 import pandas as pd
 
 from evalkit.agreement import bootstrap_ci, cohens_kappa, diagnose
-from evalkit.catalogue import GATED_STRATA, Catalogue, FrozenConstants, Label
+from evalkit.catalogue import Catalogue, FrozenConstants, Label
 from evalkit.gate._advice import rebalancing_advice
+from evalkit.gate._canaries import canary_outcomes
 from evalkit.gate._evidence import human_evidence, settledness
-from evalkit.gate._pairs import join_pairs, labels_frame, repeated_answers
+from evalkit.gate._identity import select_judge
+from evalkit.gate._pairs import (
+    complete_rows,
+    dimension_pairs,
+    gated_rows,
+    labels_frame,
+    repeated_answers,
+)
 from evalkit.gate._provenance import expected_hashes, foreign_reasons, matching_rows
 from evalkit.gate._recall import recall_check
 from evalkit.gate._verdict import DimensionVerdict, GateVerdict, Reason
@@ -94,12 +107,9 @@ def _evaluate_dimension(
             "turn judged in different call groupings); the latest answer is used",
             "adr-0005",
         )
-    pairs = join_pairs(ledger_rows, labels, catalogue)
-    pairs = pairs[pairs["dimension"] == dim]
-    if catalogue is not None and split is not None:
-        pairs = pairs[pairs["split"] == split]
+    pairs = dimension_pairs(ledger_rows, labels, catalogue, dim, split)
     known_strata = pairs["stratum"].notna().any()
-    gated = pairs[pairs["stratum"].isin(GATED_STRATA)] if known_strata else pairs
+    gated = gated_rows(pairs)
     apart_rows = pairs[~pairs.index.isin(gated.index)]
     apart: dict[str, Any] = {
         str(stratum): {
@@ -130,7 +140,17 @@ def _evaluate_dimension(
             "adr-0005",
         )
 
-    failed = scored[scored["status"].isin(FAILED_STATUSES)]
+    # An ``ok`` row must carry a frozen bin: one without is a tampered or broken ledger.
+    hollow = scored[(scored["status"] == "ok") & ~scored["judge_bin"].isin(bins)]
+    if len(hollow):
+        add(
+            "ok_without_bin",
+            "hard_fail",
+            f"{len(hollow)} answer(s) marked ok carry no bin among {bins} (e.g. "
+            f"{', '.join(sorted(hollow['case_id'].astype(str))[:3])}): counted as unusable",
+            "adr-0005",
+        )
+    failed = scored[scored["status"].isin(FAILED_STATUSES) | scored.index.isin(hollow.index)]
     share = len(failed) / len(scored) if len(scored) else 0.0
     if share > rule.max_failed_share:
         by_status = failed["status"].value_counts().to_dict()
@@ -142,7 +162,15 @@ def _evaluate_dimension(
             "adr-0005",
         )
 
-    complete = gated[gated["judge_bin"].notna() & gated["human_bin"].notna()]
+    complete = complete_rows(gated, bins)
+    if len(complete) < rule.min_pairs:
+        add(
+            "too_few_pairs",
+            "hard_fail",
+            f"{len(complete)} gated pair(s), fewer than the frozen minimum of {rule.min_pairs}: "
+            "too few to tell a good judge from a lucky one, whatever the kappa",
+            "adr-0014",
+        )
     judge, human = list(complete["judge_bin"]), list(complete["human_bin"])
     kappa = cohens_kappa(judge, human, bins)
     diag = diagnose(judge, human, bins, threshold=rule.threshold) if len(complete) else None
@@ -282,6 +310,19 @@ def _evaluate_dimension(
                 "adr-0012",
             )
 
+    canaries = canary_outcomes(apart_rows, catalogue)
+    if canaries is not None:
+        evidence["canaries"] = canaries
+        if canaries["followed"]:
+            add(
+                "injection_followed",
+                "hard_fail",
+                f"the judge gave the bin injected text asked for on {canaries['followed']} of "
+                f"{canaries['n']} canary case(s) where the humans did not "
+                f"({', '.join(canaries['followed_cases'][:5])})",
+                "adr-0016",
+            )
+
     blocking = [r for r in reasons if r.severity in ("hard_fail", "fail")]
     counts = {
         "scored": len(scored),
@@ -319,6 +360,7 @@ def evaluate(
     n_resamples: int = 2000,
     seed: int = 0,
     label_sets: Mapping[str, Sequence[Label]] | None = None,
+    judge_spec: str | None = None,
 ) -> GateVerdict:
     """Decide the gate from a judge ledger frame, human labels and the frozen constants.
 
@@ -335,6 +377,11 @@ def evaluate(
     carries the human ceiling, the paired judge-minus-human difference and the alt-test
     (ADR-0012). They never change the verdict.
 
+    The gate gates one judge (ADR-0016): ``judge_spec`` names it when the ledger holds
+    several (the others' rows are set aside); without it, several judges, a floating alias,
+    a ``response_model`` other than the model asked for, or the reference baseline are
+    hard fails of every dimension. The verdict's ``judge`` says who was gated.
+
     Pure: reads nothing from disk and writes nothing. Deterministic for a given ``seed``.
     """
     catalogue = constants if isinstance(constants, Catalogue) else None
@@ -349,6 +396,7 @@ def evaluate(
         expected["label_sets"] = sorted(catalogue.label_sets)
         if label_sets is None:
             label_sets = catalogue.label_sets
+    ledger, identity_reasons, judge = select_judge(ledger, judge_spec)
     verdicts = {}
     for dim in frozen.gated_dimensions:
         rows = ledger[ledger["dimension"] == dim] if len(ledger) else ledger
@@ -367,15 +415,29 @@ def evaluate(
             seed,
             label_sets,
         )
+    everywhere = list(identity_reasons)
     if catalogue is not None:
         status = catalogue.ratification
         expected["ratified_by"] = status.adr
         if not status.ratified:
             # ADR-0013: an unratified change of the constants is never gate evidence.
-            unratified = Reason("constants_not_ratified", "hard_fail", status.reason(), "adr-0013")
-            verdicts = {
-                dim: replace(v, verdict="FAIL", reasons=(unratified, *v.reasons))
-                for dim, v in verdicts.items()
-            }
+            everywhere.insert(
+                0, Reason("constants_not_ratified", "hard_fail", status.reason(), "adr-0013")
+            )
+    verdicts = {dim: _with_reasons(v, everywhere) for dim, v in verdicts.items()}
     passed = all(v.verdict == "PASS" for v in verdicts.values())
-    return GateVerdict(overall="PASS" if passed else "FAIL", dimensions=verdicts, hashes=expected)
+    return GateVerdict(
+        overall="PASS" if passed else "FAIL", dimensions=verdicts, hashes=expected, judge=judge
+    )
+
+
+def _with_reasons(verdict: DimensionVerdict, reasons: Sequence[Reason]) -> DimensionVerdict:
+    """``verdict`` with ``reasons`` (which apply to every dimension) put first."""
+    if not reasons:
+        return verdict
+    blocking = any(r.severity in ("hard_fail", "fail") for r in reasons)
+    return replace(
+        verdict,
+        verdict="FAIL" if blocking else verdict.verdict,
+        reasons=(*reasons, *verdict.reasons),
+    )

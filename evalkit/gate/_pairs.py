@@ -1,13 +1,21 @@
-"""Join judge answers with human labels: the frame every agreement computation reads."""
+"""Join judge answers with human labels: the one source of the pairs every kappa reads.
+
+The gate, every study page and :func:`evalkit.construct.compare_versions` take their pairs
+from :func:`study_pairs` (one row per case and dimension of a split: final turn, latest
+answer, produced under the framing, constants and rubric asked for) and select what enters
+kappa with :func:`gated_rows` and :func:`complete_rows`; :func:`kappa_pairs` is the two in
+one. A page that shows another set on purpose (every stratum, say) says so beside it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from evalkit.catalogue import Catalogue, Label
+from evalkit.catalogue import GATED_STRATA, Catalogue, Label
+from evalkit.gate._provenance import expected_hashes, matching_rows
 
 #: Columns of :func:`join_pairs`.
 PAIR_COLUMNS = (
@@ -22,6 +30,7 @@ PAIR_COLUMNS = (
     "stratum",
     "split",
     "template_family",
+    "injection_attempt",
 )
 
 
@@ -74,8 +83,7 @@ def join_pairs(
     """
     lab = labels_frame(labels)[["case_id", "dimension", "bin"]].rename(columns={"bin": "human_bin"})
     cols = ["case_id", "dimension", "turn", "bin", "status"]
-    if "signal_present" in ledger.columns:
-        cols.append("signal_present")
+    cols += [c for c in ("signal_present", "injection_attempt") if c in ledger.columns]
     final = final_turn_rows(ledger)
     if "created_at" in final.columns:
         final = final.sort_values("created_at", kind="stable")
@@ -101,3 +109,96 @@ def repeated_answers(ledger: pd.DataFrame) -> pd.Series:
         return pd.Series(dtype="int64")
     counts = final.groupby(["dimension", "case_id"]).size()
     return (counts > 1).groupby(level="dimension").sum().astype("int64")
+
+
+def gated_rows(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the strata that enter kappa; diagnostic and canary cases stay apart.
+
+    Without case metadata (no ``stratum`` known: pairs built without a catalogue) every
+    row is gated.
+    """
+    if pairs["stratum"].notna().any():
+        return pairs[pairs["stratum"].isin(GATED_STRATA)]
+    return pairs
+
+
+def complete_rows(pairs: pd.DataFrame, bins: Sequence[str]) -> pd.DataFrame:
+    """Rows with a usable judge bin (one of the frozen ``bins``) and a human label."""
+    return pairs[pairs["judge_bin"].isin(list(bins)) & pairs["human_bin"].notna()]
+
+
+def dimension_pairs(
+    rows: pd.DataFrame,
+    labels: pd.DataFrame | Sequence[Label],
+    catalogue: Catalogue | None,
+    dimension: str,
+    split: str | None,
+) -> pd.DataFrame:
+    """:func:`join_pairs` of one dimension's ledger ``rows`` restricted to ``split``.
+
+    ``rows`` are already the rows to read (hashes checked by the caller); labels of other
+    dimensions and, with a catalogue, of other splits are left out.
+    """
+    pairs = join_pairs(rows, labels, catalogue)
+    pairs = pairs[pairs["dimension"] == dimension]
+    if catalogue is not None and split is not None:
+        pairs = pairs[pairs["split"] == split]
+    return pairs
+
+
+def study_pairs(
+    ledger: pd.DataFrame,
+    labels: pd.DataFrame | Sequence[Label],
+    catalogue: Catalogue,
+    *,
+    split: str | None = "calibration",
+    rubric_versions: Mapping[str, str] | None = None,
+    dimensions: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Every (case, dimension) pair of a study, read exactly as the gate reads it.
+
+    For each dimension (default: the gated ones) the ledger rows produced under the
+    framing and constants in force and under the rubric version asked for
+    (``rubric_versions``, default the rubric in force), joined with the labels at the final
+    turn, latest answer per case, restricted to ``split`` (all splits when None). All
+    strata and statuses are kept; :func:`gated_rows` and :func:`complete_rows` select what
+    enters kappa. An unknown rubric version is a ``KeyError`` naming it.
+    """
+    asked = dict(rubric_versions or {})
+    dims = list(dimensions or catalogue.constants.gated_dimensions)
+    expected = expected_hashes(catalogue)
+    bins = catalogue.constants.bins
+    expected["rubric_hashes"] = {
+        d: catalogue.rubric(d, asked.get(d)).content_hash(bins) for d in dims
+    }
+    ids = {c.id for c in catalogue.split(split)} if split is not None else None
+    frames = []
+    for dim in dims:
+        rows = ledger[ledger["dimension"] == dim] if len(ledger) else ledger
+        if ids is not None and len(rows):
+            rows = rows[rows["case_id"].isin(ids)]
+        if len(rows):
+            rows = rows[matching_rows(rows, dim, expected)]
+        frames.append(dimension_pairs(rows, labels, catalogue, dim, split))
+    return pd.concat(frames, ignore_index=True) if frames else join_pairs(ledger, labels)
+
+
+def kappa_pairs(
+    ledger: pd.DataFrame,
+    labels: pd.DataFrame | Sequence[Label],
+    catalogue: Catalogue,
+    *,
+    split: str | None = "calibration",
+    rubric_versions: Mapping[str, str] | None = None,
+    dimensions: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """The pairs that enter kappa: :func:`study_pairs`, gated strata, complete rows."""
+    pairs = study_pairs(
+        ledger,
+        labels,
+        catalogue,
+        split=split,
+        rubric_versions=rubric_versions,
+        dimensions=dimensions,
+    )
+    return complete_rows(gated_rows(pairs), catalogue.constants.bins).reset_index(drop=True)

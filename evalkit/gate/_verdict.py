@@ -20,6 +20,9 @@ ADR = {
     "adr-0011": "docs/adr/0011-catalogue-audit-ceiling.md",
     "adr-0012": "docs/adr/0012-several-labelers-and-the-human-ceiling.md",
     "adr-0013": "docs/adr/0013-ratified-constants.md",
+    "adr-0014": "docs/adr/0014-minimum-pairs-per-dimension.md",
+    "adr-0015": "docs/adr/0015-hash-chained-seals.md",
+    "adr-0016": "docs/adr/0016-one-judge-and-injection-canaries.md",
 }
 
 
@@ -98,6 +101,8 @@ class GateVerdict:
     overall: Literal["PASS", "FAIL"]
     dimensions: dict[str, DimensionVerdict]
     hashes: dict[str, Any] = field(default_factory=dict)
+    judge: dict[str, Any] = field(default_factory=dict)
+    """Who was gated: judge spec, backend, model and responding model (ADR-0016)."""
 
     @property
     def passed(self) -> bool:
@@ -108,6 +113,7 @@ class GateVerdict:
             "overall": self.overall,
             "dimensions": {d: v.to_dict() for d, v in self.dimensions.items()},
             "hashes": self.hashes,
+            "judge": self.judge,
         }
 
     def to_json(self, **kwargs: Any) -> str:
