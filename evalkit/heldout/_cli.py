@@ -1,14 +1,19 @@
-"""``evalkit heldout template|seal|verify``: the sealed held-out protocol (ADR-0008)."""
+"""``evalkit heldout template|seal|verify``: the sealed held-out protocol (ADR-0008, 0015)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from evalkit.catalogue import load
-from evalkit.heldout._seal import seal_labels, verify_seals
+from evalkit.errors import LedgerError
+from evalkit.heldout._seal import seal_labels
 from evalkit.heldout._template import write_template
+from evalkit.heldout._verify import anchor_note, reseal_notes, verify_seals
 
 
 def register(subparsers: Any) -> None:
@@ -19,9 +24,22 @@ def register(subparsers: Any) -> None:
     tpl.add_argument("--out", help="output path (default: <catalogue>/heldout/template.csv)")
     tpl.set_defaults(func=run_template)
     seal = sub.add_parser("seal", help="seal a filled label sheet before any judge run")
-    seal.add_argument("labels", help="the filled template")
+    seal.add_argument("labels", help="the filled template (inside the catalogue folder)")
+    seal.add_argument(
+        "--ledger",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a judge ledger that must hold no answer on the held-out set (repeatable)",
+    )
+    seal.add_argument(
+        "--ledger-dir",
+        default="ledgers",
+        metavar="DIR",
+        help="every judge ledger in this folder is checked too (default: ledgers)",
+    )
     seal.set_defaults(func=run_seal)
-    verify = sub.add_parser("verify", help="check every sealed file still matches its seal")
+    verify = sub.add_parser("verify", help="check the chain of seals, their files and commits")
     verify.set_defaults(func=run_verify)
 
 
@@ -33,12 +51,32 @@ def run_template(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ledgers(paths: list[str], folder: str) -> dict[str, pd.DataFrame]:
+    """The named ledgers (each must be readable) and every judge ledger in ``folder``
+    (files that are not judge ledgers are skipped with a note)."""
+    from evalkit.judge import load_ledger
+
+    out = {str(Path(p)): load_ledger(p) for p in paths}
+    root = Path(folder)
+    found = sorted([*root.glob("*.sqlite"), *root.glob("*.jsonl")]) if root.is_dir() else []
+    for path in found:
+        if str(path) in out:
+            continue
+        try:
+            out[str(path)] = load_ledger(path)
+        except (LedgerError, ValueError) as exc:
+            print(f"note: {path} not checked: not a judge ledger ({exc})", file=sys.stderr)
+    return out
+
+
 def run_seal(args: argparse.Namespace) -> int:
     catalogue = load(args.catalogue)
-    seal = seal_labels(catalogue, args.labels)
+    ledgers = _ledgers(args.ledger, args.ledger_dir)
+    seal = seal_labels(catalogue, args.labels, ledgers=ledgers)
     print(
-        f"sealed {seal.file}: {seal.n_labels} labels on {seal.n_cases} cases, "
-        f"sha256 {seal.sha256}, at {seal.sealed_at}, commit {seal.git_commit}"
+        f"sealed {seal.file} as seal {seal.name}: {seal.n_labels} labels on {seal.n_cases} "
+        f"cases, {len(seal.files)} file(s) covered, at {seal.sealed_at}, commit "
+        f"{seal.git_commit}; {len(ledgers)} ledger(s) checked"
     )
     return 0
 
@@ -49,13 +87,23 @@ def run_verify(args: argparse.Namespace) -> int:
     if not statuses:
         print("no seals recorded")
         return 0
-    bad = 0
     for st in statuses:
         print(
-            f"{st.status:<9}{st.seal.file}  sealed {st.seal.sealed_at}  "
-            f"sha256 {st.seal.sha256[:16]}…"
+            f"{st.status:<11}#{st.seal.index} {st.seal.id[:12]}  {st.seal.file}  "
+            f"sealed {st.seal.sealed_at}  commit {st.seal.git_commit[:12]}"
         )
-        bad += st.status != "OK"
+        for problem in st.problems:
+            print(f"           - {problem}")
+    for note in reseal_notes(statuses):
+        print(note)
+    print(anchor_note(catalogue))
+    bad = [st for st in statuses if not st.ok]
     if bad:
-        print(f"{bad} sealed file(s) changed or missing", file=sys.stderr)
-    return 1 if bad else 0
+        names = ", ".join(f"{st.seal.name} {st.status}" for st in bad)
+        print(
+            f"evalkit heldout verify: {len(bad)} of {len(statuses)} seal(s) broken ({names}); "
+            "held-out judging and agreement are refused (ADR-0015)",
+            file=sys.stderr,
+        )
+        return 2
+    return 0

@@ -1,116 +1,128 @@
-"""Sealing held-out labels before the judge runs, and refusing anything else (ADR-0008).
+"""Sealing held-out labels before the judge runs (ADR-0008, ADR-0015).
 
-A seal records the sha256 of a filled label sheet, the UTC time and the git commit in
-the registry ``<catalogue>/heldout/seals.json``. The judge refuses to score the held-out
-split without a valid seal; held-out agreement refuses labels that no longer match
-their seal (``TAMPERED``), a seal dated after the judge run, and a held-out set that
-shares a case or template family with calibration.
+:func:`seal_labels` appends one entry to the chain of :mod:`evalkit.heldout._chain`,
+covering the filled sheet, the blind template and every held-out case file, and naming
+the git commit that holds them. It refuses a sheet that is not complete, a set that
+overlaps calibration, a stale template, a broken chain, a held-out set some known ledger
+has already judged, and (in git) files not committed as they are.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import subprocess
-from dataclasses import asdict, dataclass
+from collections import Counter
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from evalkit.catalogue import Catalogue, Label, near_duplicates
+from evalkit.catalogue import Catalogue
 from evalkit.errors import SealError
-from evalkit.heldout._template import read_filled
-
-REGISTRY = Path("heldout") / "seals.json"
-
-
-@dataclass(frozen=True)
-class Seal:
-    """One sealed label sheet. ``file`` is relative to the catalogue folder when inside it."""
-
-    file: str
-    sha256: str
-    sealed_at: str
-    git_commit: str
-    n_labels: int
-    n_cases: int
-
-
-@dataclass(frozen=True)
-class SealStatus:
-    """Result of checking one seal: ``OK``, ``TAMPERED`` or ``MISSING``."""
-
-    seal: Seal
-    status: str
-    path: Path
+from evalkit.heldout._chain import NO_COMMIT, Seal, next_entry, parse_time
+from evalkit.heldout._git import git_anchor
+from evalkit.heldout._registry import (
+    TEMPLATE,
+    case_file,
+    heldout_case_files,
+    inside,
+    read_registry,
+    sha256_of,
+    sheet_id,
+    write_registry,
+)
+from evalkit.heldout._template import read_filled, template_csv
+from evalkit.heldout._verify import assert_chain, assert_disjoint
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _describe_seal(seal_id: Any, by_id: Mapping[str, Seal]) -> str:
+    if seal_id is None or (isinstance(seal_id, float) and pd.isna(seal_id)):
+        return "no seal"
+    seal = by_id.get(str(seal_id))
+    return f"seal {seal.name}" if seal else f"seal {str(seal_id)[:12]}… (not in the registry)"
 
 
-def _git_commit(cwd: Path) -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out.stdout.strip() if out.returncode == 0 else "unknown"
-
-
-def read_registry(catalogue: Catalogue) -> list[Seal]:
-    """Seals recorded for a catalogue, oldest first (empty when none)."""
-    path = catalogue.root / REGISTRY
-    if not path.exists():
-        return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return [Seal(**row) for row in data["seals"]]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise SealError(f"{path}: the seals registry is corrupt: {exc}") from exc
-
-
-def _resolve(catalogue: Catalogue, file: str) -> Path:
-    path = Path(file)
-    return path if path.is_absolute() else catalogue.root / path
-
-
-def _relative(catalogue: Catalogue, path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(catalogue.root.resolve()))
-    except ValueError:
-        return str(path.resolve())
-
-
-def assert_disjoint(catalogue: Catalogue) -> None:
-    """Raise :class:`SealError` if held-out and calibration share a case id, a template
-    family, or a near-copied user turn."""
-    cal = catalogue.split("calibration")
-    ho = catalogue.split("heldout")
-    families = {c.template_family for c in cal} & {c.template_family for c in ho}
-    if families:
+def _refuse_judged(
+    catalogue: Catalogue, sheet: str, chain: list[Seal], ledgers: Mapping[str, pd.DataFrame]
+) -> None:
+    ids = {c.id for c in catalogue.split("heldout")}
+    by_id = {s.id: s for s in chain}
+    for name, frame in ledgers.items():
+        if frame.empty or "case_id" not in frame.columns:
+            continue
+        rows = frame[frame["case_id"].isin(ids)]
+        if rows.empty:
+            continue
+        named = rows["seal_id"] if "seal_id" in rows.columns else pd.Series([None] * len(rows))
+        under = Counter(_describe_seal(s, by_id) for s in named)
+        answers = rows["request_key"].nunique() if "request_key" in rows.columns else len(rows)
         raise SealError(
-            f"held-out shares template family(ies) with calibration: {sorted(families)[:5]}"
+            f"refusing to seal {sheet}: the ledger {name} already holds {answers} judge "
+            f"answer(s) on this held-out set (e.g. case {rows['case_id'].iloc[0]}) recorded "
+            f"under {', '.join(sorted(under))}; labels sealed now could follow the judge's "
+            "answers (ADR-0015). A held-out set is sealed before any judge run on it; "
+            "re-validate on fresh held-out cases instead"
         )
-    leaks = near_duplicates(catalogue.cases)
-    if leaks:
+
+
+def _check_template(catalogue: Catalogue) -> Path:
+    path = catalogue.root / TEMPLATE
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
         raise SealError(
-            f"{len(leaks)} held-out user turn(s) nearly copy calibration turns, e.g. {leaks[0]}"
+            f"refusing to seal: no readable blind template at {path} ({exc}); write it with "
+            "`evalkit heldout template` and have the sheet filled from it"
+        ) from None
+    if text != template_csv(catalogue):
+        raise SealError(
+            f"refusing to seal: {path} is not the blind template of the held-out cases as "
+            "they are now (a case changed, or was added, after it was written); write it "
+            "again with `evalkit heldout template` and have the sheet labelled on it"
         )
+    return path
 
 
-def seal_labels(catalogue: Catalogue, labels_path: str | Path) -> Seal:
-    """Seal a filled held-out label sheet and record it in the registry.
+def _commit_of(catalogue: Catalogue, files: Mapping[str, str]) -> str:
+    """HEAD, after checking it holds every file as it is now; NO_COMMIT outside git."""
+    anchor = git_anchor(catalogue.root)
+    if anchor is None:
+        return NO_COMMIT
+    if anchor.head is None:
+        raise SealError(
+            f"refusing to seal: {anchor.top} is a git checkout without a commit yet; commit "
+            "the filled sheet, the template and the held-out cases first (ADR-0015)"
+        )
+    stale = [
+        rel
+        for rel, sha in sorted(files.items())
+        if anchor.blob_sha256(anchor.head, catalogue.root / rel) != sha
+    ]
+    if stale:
+        raise SealError(
+            f"refusing to seal: not committed as they are at HEAD {anchor.head[:12]}: "
+            f"{', '.join(stale)}; commit them first, then seal (the seal names the commit "
+            "that holds its files, ADR-0015)"
+        )
+    return anchor.head
 
-    Refuses (``SealError``) a sheet with any blank or invalid slot, and a held-out set
-    that is not disjoint from calibration. Returns the new seal.
+
+def seal_labels(
+    catalogue: Catalogue,
+    labels_path: str | Path,
+    *,
+    ledgers: Mapping[str, pd.DataFrame] | None = None,
+) -> Seal:
+    """Seal a filled held-out sheet: append an entry to the chain and return it.
+
+    Refuses (:class:`SealError`), writing nothing, when: the sheet has a blank or invalid
+    slot, or was labelled on other conversations than the catalogue's; the held-out set
+    is not disjoint from calibration; the sheet is not in ``<catalogue>/heldout/``; the blind
+    template ``heldout/template.csv`` is missing or is not the template of the cases as
+    they are; any existing seal fails to verify; any of ``ledgers`` (name -> frame of
+    :func:`evalkit.judge.load_ledger`) already holds a judge answer on a held-out case
+    (whatever seal it names: the set has been judged, so it cannot be sealed again); in a
+    git checkout, the sealed files are not committed as they are at HEAD.
     """
     path = Path(labels_path)
     labels, problems = read_filled(path, catalogue)
@@ -119,98 +131,34 @@ def seal_labels(catalogue: Catalogue, labels_path: str | Path) -> Seal:
         more = f"\n  … and {len(problems) - 50} more" if len(problems) > 50 else ""
         raise SealError(f"refusing to seal {path}: {len(problems)} problem(s)\n{listing}{more}")
     assert_disjoint(catalogue)
-    seal = Seal(
-        file=_relative(catalogue, path),
-        sha256=_sha256(path),
-        sealed_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        git_commit=_git_commit(catalogue.root),
+    sheet = inside(catalogue, path)
+    if sheet is None or not sheet.startswith(f"{TEMPLATE.parent.as_posix()}/"):
+        raise SealError(
+            f"refusing to seal {path}: the sheet must lie in {catalogue.root / TEMPLATE.parent} "
+            "(e.g. heldout/labels.csv), so that it is committed with the catalogue"
+        )
+    template = _check_template(catalogue)
+    _refuse_judged(catalogue, sheet, read_registry(catalogue), ledgers or {})
+    chain = [s.seal for s in assert_chain(catalogue)]
+    files = {sheet: sha256_of(path), TEMPLATE.as_posix(): sha256_of(template)}
+    files.update({case_file(catalogue, p): sha256_of(p) for p in heldout_case_files(catalogue)})
+    commit = _commit_of(catalogue, files)
+    now = datetime.now(UTC)
+    last = parse_time(chain[-1].sealed_at) if chain else None
+    if last is not None and now < last:
+        raise SealError(
+            f"refusing to seal: the clock reads {now.isoformat()}, before seal "
+            f"{chain[-1].name} of {chain[-1].sealed_at}; fix the clock"
+        )
+    seal = next_entry(
+        chain,
+        sealed_at=now.isoformat(timespec="microseconds"),
+        git_commit=commit,
+        sheet=sheet_id(catalogue),
+        file=sheet,
+        files=files,
         n_labels=len(labels),
         n_cases=len({lab.case_id for lab in labels}),
     )
-    seals = [*read_registry(catalogue), seal]
-    registry = catalogue.root / REGISTRY
-    registry.parent.mkdir(parents=True, exist_ok=True)
-    registry.write_text(
-        json.dumps({"seals": [asdict(s) for s in seals]}, indent=2) + "\n", encoding="utf-8"
-    )
+    write_registry(catalogue, [*chain, seal])
     return seal
-
-
-def verify_seals(catalogue: Catalogue) -> list[SealStatus]:
-    """Check every recorded seal against its file."""
-    out = []
-    for seal in read_registry(catalogue):
-        path = _resolve(catalogue, seal.file)
-        if not path.exists():
-            status = "MISSING"
-        elif _sha256(path) != seal.sha256:
-            status = "TAMPERED"
-        else:
-            status = "OK"
-        out.append(SealStatus(seal, status, path))
-    return out
-
-
-def current_seal(catalogue: Catalogue) -> SealStatus:
-    """The latest seal, verified; ``SealError`` if there is none or it fails."""
-    statuses = verify_seals(catalogue)
-    if not statuses:
-        raise SealError(
-            "held-out labels are not sealed: fill the template, then run "
-            "`evalkit heldout seal LABELS` (ADR-0008)"
-        )
-    latest = statuses[-1]
-    if latest.status != "OK":
-        raise SealError(
-            f"{latest.status}: {latest.path} no longer matches its seal of "
-            f"{latest.seal.sealed_at} (sha256 {latest.seal.sha256[:12]}…)"
-        )
-    return latest
-
-
-def assert_sealed(catalogue: Catalogue) -> Seal:
-    """Refuse unless the latest seal verifies, covers every held-out case, and the
-    held-out set is disjoint from calibration. Called before any held-out judge run."""
-    latest = current_seal(catalogue)
-    _, problems = read_filled(latest.path, catalogue)
-    if problems:
-        raise SealError(
-            f"sealed sheet {latest.path} no longer fits the held-out set: {problems[0]}"
-        )
-    assert_disjoint(catalogue)
-    return latest.seal
-
-
-def sealed_labels(catalogue: Catalogue, path: str | Path | None = None) -> list[Label]:
-    """Held-out labels from the sealed sheet, after verifying the seal.
-
-    With ``path``, the file must be the sealed one, byte for byte (else ``TAMPERED``).
-    """
-    seal = assert_sealed(catalogue)
-    sealed_path = _resolve(catalogue, seal.file)
-    if path is not None and _sha256(Path(path)) != seal.sha256:
-        raise SealError(
-            f"TAMPERED: {path} does not match the sealed labels "
-            f"({seal.file}, sealed {seal.sealed_at})"
-        )
-    labels, _ = read_filled(sealed_path, catalogue)
-    return labels
-
-
-def assert_sealed_before(catalogue: Catalogue, ledger: pd.DataFrame) -> None:
-    """Refuse held-out agreement when the seal is dated after the first held-out judge
-    answer in ``ledger`` (its ``created_at`` column, ISO 8601 UTC)."""
-    seal = assert_sealed(catalogue)
-    ids = {c.id for c in catalogue.split("heldout")}
-    rows = ledger[ledger["case_id"].isin(ids)]
-    if rows.empty or "created_at" not in rows.columns:
-        return
-    first = pd.to_datetime(rows["created_at"], utc=True).min()
-    sealed = pd.Timestamp(seal.sealed_at)
-    if sealed.tzinfo is None:
-        sealed = sealed.tz_localize("UTC")
-    if sealed > first:
-        raise SealError(
-            f"the seal ({seal.sealed_at}) is dated after the held-out judge run "
-            f"began ({first.isoformat()}): labels may have seen judge output"
-        )

@@ -88,9 +88,12 @@ def write_template(catalogue: Catalogue, out: str | Path) -> Path:
 def read_filled(path: str | Path, catalogue: Catalogue) -> tuple[list[Label], list[Problem]]:
     """Read a filled template into labels, listing every blank or invalid slot.
 
-    Problems: unknown or duplicate case id, a held-out case missing from the sheet, a
-    blank slot, ``n/a`` where the dimension applies, a label where it does not, a value
-    that is not a frozen bin, a blank labeler. No problem means every slot is filled.
+    Problems: a row with fewer or more fields than the header, unknown or duplicate case
+    id, a held-out case missing from the sheet, a conversation that is not the case's
+    (compared with whitespace collapsed, so a spreadsheet's line endings do not matter:
+    the labels were given on another text), a blank slot, ``n/a`` where the dimension
+    applies, a label where it does not, a value that is not a frozen bin, a blank labeler.
+    No problem means every slot is filled.
     """
     path = Path(path)
     name = str(path)
@@ -106,8 +109,21 @@ def read_filled(path: str | Path, catalogue: Catalogue) -> tuple[list[Label], li
     missing_cols = [c for c in template_columns(catalogue) if c not in (reader.fieldnames or [])]
     if missing_cols:
         return [], [Problem(name, "line 1", None, f"missing column(s) {missing_cols}")]
+    n_fields = len(reader.fieldnames or [])
     seen: set[str] = set()
     for row in reader:
+        extra = row.pop(None, None)
+        if extra is not None or any(v is None for v in row.values()):
+            found = sum(v is not None for v in row.values()) + len(extra or [])
+            problems.append(
+                Problem(
+                    name,
+                    f"line {reader.line_num}",
+                    None,
+                    f"{found} field(s), the header has {n_fields}: a cut or merged row",
+                )
+            )
+            continue
         where = f"line {reader.line_num}, case {row['case_id']}"
         case = heldout.get(row["case_id"].strip())
         if case is None:
@@ -117,6 +133,16 @@ def read_filled(path: str | Path, catalogue: Catalogue) -> tuple[list[Label], li
             problems.append(Problem(name, where, "case_id", "case appears twice"))
             continue
         seen.add(case.id)
+        if row["conversation"].split() != conversation_text(case).split():
+            problems.append(
+                Problem(
+                    name,
+                    where,
+                    "conversation",
+                    "not the case's conversation in the catalogue: labelled on another text; "
+                    "label a fresh template",
+                )
+            )
         labeler = row[LABELER_COLUMN].strip()
         if not labeler:
             problems.append(Problem(name, where, LABELER_COLUMN, "blank labeler"))
