@@ -4,23 +4,46 @@ A backend turns a :class:`~evalkit.judge._prompt.JudgeRequest` into a :class:`Re
 for *one* logical call (transport retries on 408/409/429/5xx/529 and timeouts happen
 inside it and are counted in ``attempts``). Parsing and the bounded re-ask on an
 unparseable answer happen in :mod:`evalkit.judge._run`, the same for every backend.
+
+Also shared: the local token estimate (:data:`CHARS_PER_TOKEN`), the strict reading of
+token counts in a usage block (:func:`token_count`), the per-attempt wall-clock
+deadline (:data:`CALL_DEADLINE_S`) and the dead-server rule (:class:`Reachability`).
 """
 
 from __future__ import annotations
 
+from evalkit.secrets import scrub as scrub_secrets
+
 import email.utils
 import random
 import time
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from evalkit.errors import JudgeError
 from evalkit.judge._prompt import JudgeParams, JudgeRequest
 
 ReplyKind = Literal["answer", "refusal", "error"]
 
 #: Status codes worth another attempt: timeout, lock, rate limit, server errors, overload.
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+#: Characters per token of the local estimate made before anything is sent. A rule of
+#: thumb for English under BPE tokenizers; Claude's own count can differ by some tens of
+#: per cent (German, Spanish and JSON run denser), which is why the plan calls it
+#: approximate.
+CHARS_PER_TOKEN = 4
+
+#: Consecutive connection failures (refused, DNS, connect timeout) that stop a run.
+UNREACHABLE_AFTER = 5
+
+#: Default wall-clock bound on one HTTP attempt, however the bytes trickle in.
+CALL_DEADLINE_S = 120.0
+
+#: Connect timeout (seconds) of the backends, so a black-holed host fails fast.
+CONNECT_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -67,16 +90,28 @@ class Reply:
 
 @dataclass(frozen=True)
 class CostEstimate:
-    """Estimated spend of the calls still to send, and how it was estimated."""
+    """Estimated spend of the calls still to send, and how it was estimated.
+
+    ``local``: computed on this machine, nothing sent (an approximation); False when a
+    provider's counting endpoint saw (a sample of) the requests.
+    """
 
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
     method: str
+    local: bool = True
 
 
 class Backend(Protocol):
-    """A judge that answers requests (see the module docstring)."""
+    """A judge that answers requests (see the module docstring).
+
+    ``estimate`` never touches the network: it runs before the user has agreed to send
+    anything. A backend with a token-counting endpoint may also offer
+    ``exact_estimate(requests) -> CostEstimate``, which sends (a sample of) the requests
+    to it and is called only once sending is consented to. ``call`` never raises for an
+    API error (it returns an ``error`` reply) except :class:`ServerUnreachable`.
+    """
 
     kind: str
     model: str
@@ -136,18 +171,130 @@ def retry_delay(
 
 
 def scrub(text: str, secrets: Sequence[str | None]) -> str:
-    """``text`` with every secret (of 8 characters or more) replaced by ``[redacted]``."""
-    for s in secrets:
-        if s and len(s) >= 8:
-            text = text.replace(s, "[redacted]")
-    return text
+    """``text`` scrubbed by :func:`evalkit.secrets.scrub` (configured and key-shaped
+    secrets), and every secret passed here (a key given as an argument) as well."""
+    return scrub_secrets(text, extra=secrets)
 
 
 def char_estimate(requests: Sequence[JudgeRequest], per_dim_output: int = 200) -> tuple[int, int]:
-    """(input, output) token estimate: characters / 4, and ``per_dim_output`` per dimension."""
-    inp = sum((len(r.system) + len(r.user)) // 4 for r in requests)
+    """(input, output) token estimate: characters / :data:`CHARS_PER_TOKEN` of the system
+    and user text, and ``per_dim_output`` per dimension. Local: nothing is sent."""
+    inp = sum((len(r.system) + len(r.user)) // CHARS_PER_TOKEN for r in requests)
     out = sum(per_dim_output * len(r.dimensions) for r in requests)
     return inp, out
+
+
+# -- usage blocks ---------------------------------------------------------------------
+
+
+class UsageError(ValueError):
+    """A usage block that cannot be trusted; the message names the field."""
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+#: Marks a key absent from a usage block (as opposed to present and null).
+MISSING: Any = _Missing()
+
+
+def token_count(value: object, name: str, *, required: bool = True) -> int:
+    """``value`` as a token count, or :class:`UsageError` naming ``name``.
+
+    A count is a non-negative ``int``; ``bool`` is not an int here, nor is ``3.0`` or
+    ``"3"``. An absent (:data:`MISSING`) or null value is 0 when not ``required``.
+    """
+    if value is MISSING or value is None:
+        if not required:
+            return 0
+        raise UsageError(f"{name} is {'missing' if value is MISSING else 'null'}")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{name} is {value!r} ({type(value).__name__}), not a whole number")
+    if value < 0:
+        raise UsageError(f"{name} is {value}, a negative token count")
+    return value
+
+
+def kind_of(value: object) -> str:
+    """A short description of a JSON value's type, for problem texts."""
+    if value is MISSING:
+        return "missing"
+    if value is None:
+        return "null"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+# -- the dead-server rule -------------------------------------------------------------
+
+
+def display_url(url: str) -> str:
+    """``url`` without userinfo, query or fragment (where credentials hide)."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+class ServerUnreachable(JudgeError):
+    """The judge server refused or failed :data:`UNREACHABLE_AFTER` connections in a row.
+
+    Raised out of a backend's ``call``; the sender stops the run on it. ``answered`` is
+    set by the sender when the call had already been answered once (an unparseable
+    answer whose re-ask could not connect), so that answer is still recorded.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.answered: dict[str, Any] | None = None
+
+
+class Reachability:
+    """Consecutive connection failures of one backend, across its concurrent calls.
+
+    :meth:`failed` counts a failure to connect (refused, DNS, connect timeout: the
+    request never left); anything the server answered, even a 5xx or a 429, or an
+    attempt that connected and then timed out, resets the count (:meth:`reached`). At
+    ``after`` failures in a row the backend is tripped: :meth:`check` raises
+    :class:`ServerUnreachable` before any further attempt, so a run against a dead
+    server ends after a handful of attempts instead of retrying every call.
+    :meth:`reset` (at the end of a run) clears it.
+    """
+
+    def __init__(self, url: str, after: int = UNREACHABLE_AFTER) -> None:
+        self.url = display_url(url)
+        self.after = after
+        self.failures = 0
+        self.last = ""
+
+    @property
+    def tripped(self) -> bool:
+        return self.failures >= self.after
+
+    def check(self) -> None:
+        """Raise :class:`ServerUnreachable` if the server is taken for dead."""
+        if self.tripped:
+            raise ServerUnreachable(
+                f"judge server {self.url} is unreachable: {self.failures} connection "
+                f"failures in a row (last: {self.last}); stopped sending. Answers already "
+                "received are in the ledger; calls not sent are not recorded, so re-running "
+                "the same command once the server is up sends exactly those"
+            )
+
+    def failed(self, detail: str) -> None:
+        """Count one failed connection (``detail`` is scrubbed by the caller); maybe trip."""
+        self.failures += 1
+        self.last = detail
+        self.check()
+
+    def reached(self) -> None:
+        if not self.tripped:
+            self.failures = 0
+
+    def reset(self) -> None:
+        self.failures = 0
+        self.last = ""
 
 
 def dumps_body(value: Any) -> str:

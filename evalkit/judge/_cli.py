@@ -3,11 +3,17 @@
     evalkit judge --judge anthropic:MODEL|openai:URL:MODEL|replay|baseline
                   --split calibration|heldout --dimensions self_harm,escalation,...
                   --ledger PATH [--rubric self_harm=v1] [--batch] [--max-cost USD]
-                  [--concurrency N] [--yes] [--catalogue PATH]
+                  [--concurrency N] [--yes] [--exact-estimate] [--call-deadline S]
+                  [--catalogue PATH]
 
-Before sending anything it prints the plan (calls, calls already in the ledger,
-estimated cost) and stops if the estimate is over ``--max-cost``. Paid calls need
-``--yes`` or an interactive "y". The CLI is the gate's path, so floating model aliases
+Before sending anything it prints the plan (calls, calls already in the ledger, and a
+local, approximate cost estimate: nothing has left the machine yet) and stops if the
+estimate is over ``--max-cost``. Sending needs ``--yes`` or an interactive "y"; until
+then no request of any kind is made, unless ``--exact-estimate`` asks for the
+provider's token count first (consent to send the transcripts to that endpoint). With
+``--max-cost`` and consent, the Anthropic judge counts tokens and holds the run to that
+count too. A server that refuses 5 connections in a row ends the run (exit 2), leaving
+the calls not sent unrecorded. The CLI is the gate's path, so floating model aliases
 are refused unless ``--allow-floating-model``. Exit codes: 0 every request answered
 (ok, unparseable or refused: all counted), 1 some requests ended in ``error`` (re-run
 to retry them), 2 unusable input (raised as an EvalkitError).
@@ -23,7 +29,7 @@ import pandas as pd
 
 from evalkit.catalogue import load
 from evalkit.errors import JudgeError
-from evalkit.judge._ledger import Ledger
+from evalkit.judge._ledger import Ledger, import_jsonl
 from evalkit.judge._run import Plan, judge_cases
 
 
@@ -54,6 +60,21 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-cost", type=float, default=None, metavar="USD")
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--yes", action="store_true", help="send paid calls without asking")
+    p.add_argument(
+        "--exact-estimate",
+        action="store_true",
+        help="before asking, count input tokens with the provider's counting endpoint "
+        "(anthropic: messages.count_tokens on up to 8 requests). This sends those "
+        "transcripts to the provider: passing it is consent to that, though not to judging",
+    )
+    p.add_argument(
+        "--call-deadline",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="wall-clock limit of one HTTP attempt, however slowly the answer trickles "
+        "in; then it is retried like a timeout (default 120)",
+    )
     p.add_argument("--catalogue", default="catalogues", help="catalogue folder")
     p.add_argument(
         "--turns",
@@ -132,8 +153,7 @@ def run(args: argparse.Namespace) -> int:
         # as evidence until the constants are ratified (ADR-0013).
         print(f"warning: {catalogue.ratification.reason()}", file=sys.stderr)
     if args.import_jsonl:
-        with Ledger(args.ledger) as led:
-            counts = led.import_jsonl(args.import_jsonl)
+        counts = import_jsonl(args.ledger, args.import_jsonl, catalogue=catalogue)
         print(f"imported {args.import_jsonl}: {counts}", file=sys.stderr)
     dims = [d.strip() for d in args.dimensions.split(",") if d.strip()] if args.dimensions else None
     cases = catalogue.split(args.split)
@@ -155,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
         for_gate=not args.allow_floating_model,
         confirm=_confirm(args.yes),
         batch_poll_interval=args.batch_poll,
+        exact_estimate=args.exact_estimate,
+        call_deadline=args.call_deadline,
     )
     if args.export_jsonl:
         with Ledger(args.ledger) as led:
@@ -164,9 +186,11 @@ def run(args: argparse.Namespace) -> int:
         print(summary_table(frame).to_string())
     requests = frame.drop_duplicates("request_key")
     spend = requests["cost_usd"].sum(min_count=1)
+    unknown = int(requests["cost_usd"].isna().sum())
+    of_unknown = f" + {unknown} of unknown cost" if 0 < unknown < len(requests) else ""
     print(
-        f"{len(requests)} request(s); recorded spend ${0.0 if pd.isna(spend) else spend:.4f} "
-        f"(recorded in {args.ledger})"
+        f"{len(requests)} request(s); recorded spend ${0.0 if pd.isna(spend) else spend:.4f}"
+        f"{of_unknown} (recorded in {args.ledger})"
     )
     errors = int((requests["status"] == "error").sum())
     if errors:

@@ -27,22 +27,46 @@ ledger is committed and read by people who also write cases, and with the salt t
 could compute the nonces of requests yet to be sent to this ledger. Each request's
 own nonce *is* exported, so its exact prompt can be rebuilt. Importing into another
 ledger does not need the salt: keys do not depend on it.
+
+Secrets. Every row is scrubbed (:mod:`evalkit.secrets`) where it is written: in
+:meth:`Ledger._insert`, which :meth:`Ledger.record` and the import both use, and in
+:meth:`Ledger.add_batch`; the JSONL export is scrubbed again (a ledger written by an
+older evalkit may hold a secret). Every field goes through the scrubber except the
+identity digests (:data:`DIGEST_FIELDS`: hex, so they cannot hold a key-shaped string,
+and scrubbing a coincidence would break the ledger). A judge spec is compared in its
+scrubbed form wherever it is looked up (open batches, ``replay:JUDGE``), so a spec that
+carries a credential (``openai:http://user:KEY@host/v1:model``) is stored as
+``openai:http://[redacted]@host/v1:model`` and still finds its own rows.
+
+Imports. :meth:`Ledger.import_jsonl` validates every line of the export first
+(:mod:`evalkit.judge._validate`: the rules of a live answer, and the keys rebuilt from
+the catalogue where they can be) and then writes all of it in one transaction, or
+raises :class:`LedgerError` and writes nothing. :func:`import_jsonl` validates before
+it even opens the ledger, so a refused import does not create a ledger file.
+
+Damage. Opening an existing ledger checks its schema version, that every table and
+column of the schema is there, that the nonce salt is 64 hex digits, and runs SQLite's
+``quick_check``; any failure, and any SQLite error later (a page damaged since), is a
+:class:`LedgerError` naming the file.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import secrets
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import pandas as pd
 
+from evalkit.catalogue import Catalogue
 from evalkit.errors import LedgerError
 from evalkit.judge._records import (
     FINAL_STATUSES,
@@ -51,9 +75,10 @@ from evalkit.judge._records import (
     STATUSES,
     frame_rows_jsonl,
     is_record_jsonl,
-    read_jsonl,
     records_frame,
 )
+from evalkit.judge._validate import read_jsonl
+from evalkit.secrets import Scrubber, scrubber
 
 LEDGER_SCHEMA = "evalkit-judge-ledger/1"
 SALT_ENV = "EVALKIT_NONCE_SALT"
@@ -90,6 +115,49 @@ CREATE TABLE IF NOT EXISTS batch_items (
 """
 
 
+#: Fields never scrubbed: hex digests that identify a request (see the module docstring).
+DIGEST_FIELDS = frozenset(
+    {"request_key", "content_key", "request_id", "nonce", "framing_hash", "constants_hash"}
+)
+_SALT = re.compile(r"[0-9a-f]{64}")
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _named_errors(
+    method: Callable[Concatenate[Ledger, _P], _R],
+) -> Callable[Concatenate[Ledger, _P], _R]:
+    """Turn an SQLite error (a damaged file, a locked or read-only database) into a
+    :class:`LedgerError` naming the ledger."""
+
+    @functools.wraps(method)
+    def wrapper(self: Ledger, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(f"{self.path}: the ledger cannot be used ({exc})") from None
+
+    return wrapper
+
+
+@functools.cache
+def _schema_columns() -> dict[str, list[str]]:
+    """Table -> columns of the schema in :data:`_DDL`."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(_DDL)
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {t: [c[1] for c in db.execute(f"PRAGMA table_info({t})")] for t in tables}
+    finally:
+        db.close()
+
+
+def scrub_record(rec: dict[str, Any], s: Scrubber) -> dict[str, Any]:
+    """A copy of ``rec`` with every field but :data:`DIGEST_FIELDS` scrubbed."""
+    return {k: v if k in DIGEST_FIELDS else s.scrub_value(v) for k, v in rec.items()}
+
+
 def now_iso() -> str:
     """UTC timestamp with microseconds, ISO 8601."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
@@ -103,8 +171,11 @@ class Ledger:
     """An open ledger. Use as a context manager; one instance per thread.
 
     ``Ledger(path)`` creates the file if needed; with ``create=False`` a missing
-    file or a database that is not a ledger is a :class:`LedgerError`. Every method
-    that writes commits before it returns.
+    file or a database that is not a ledger is a :class:`LedgerError`. A database
+    with tables but no ``meta`` table is never made into a ledger, and an existing
+    ledger that is damaged (see the module docstring) is a :class:`LedgerError` either
+    way. Every method that writes commits before it returns; every method turns an
+    SQLite error into a :class:`LedgerError` naming the file.
     """
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
@@ -116,30 +187,64 @@ class Ledger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            self._db.execute("PRAGMA busy_timeout=30000")
-            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
-            if not create and "meta" not in tables:
-                self._db.close()
-                raise LedgerError(f"{self.path}: not a judge ledger (no meta table)")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(_DDL)
-            with self._tx() as db:
-                found = dict(db.execute("SELECT key, value FROM meta").fetchall())
-                if "schema" not in found:
-                    db.execute("INSERT INTO meta VALUES ('schema', ?)", (LEDGER_SCHEMA,))
-                    db.execute("INSERT INTO meta VALUES ('created_at', ?)", (now_iso(),))
-                    db.execute(
-                        "INSERT INTO meta VALUES ('nonce_salt', ?)", (secrets.token_hex(32),)
-                    )
-                elif found["schema"] != LEDGER_SCHEMA:
-                    raise LedgerError(
-                        f"{self.path}: ledger schema {found['schema']!r}, "
-                        f"this evalkit reads {LEDGER_SCHEMA!r}"
-                    )
         except sqlite3.DatabaseError as exc:
-            raise LedgerError(f"{self.path}: not a judge ledger ({exc})") from None
+            raise LedgerError(f"{self.path}: cannot open the ledger ({exc})") from None
+        try:
+            self._open(create)
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise LedgerError(
+                f"{self.path}: not a judge ledger, or a damaged one ({exc})"
+            ) from None
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open(self, create: bool) -> None:
+        db = self._db
+        db.execute("PRAGMA busy_timeout=30000")
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "meta" not in tables and (tables or not create):
+            raise LedgerError(f"{self.path}: not a judge ledger (no meta table)")
+        found = dict(db.execute("SELECT key, value FROM meta").fetchall()) if tables else {}
+        if "schema" in found:
+            self._check(found, tables)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.executescript(_DDL)
+        if "schema" not in found:
+            with self._tx() as tx:  # re-read: another process may have just made it
+                if tx.execute("SELECT 1 FROM meta WHERE key = 'schema'").fetchone():
+                    return
+                tx.execute("INSERT INTO meta VALUES ('schema', ?)", (LEDGER_SCHEMA,))
+                tx.execute("INSERT INTO meta VALUES ('created_at', ?)", (now_iso(),))
+                tx.execute("INSERT INTO meta VALUES ('nonce_salt', ?)", (secrets.token_hex(32),))
+
+    def _check(self, meta: dict[str, str], tables: set[str]) -> None:
+        """An existing ledger: its schema version, tables, columns, salt and pages."""
+        if meta["schema"] != LEDGER_SCHEMA:
+            raise LedgerError(
+                f"{self.path}: ledger schema {meta['schema']!r}, "
+                f"this evalkit reads {LEDGER_SCHEMA!r}"
+            )
+        for table, columns in _schema_columns().items():
+            if table not in tables:
+                raise LedgerError(f"{self.path}: damaged ledger: table {table!r} is missing")
+            have = {c[1] for c in self._db.execute(f"PRAGMA table_info({table})")}
+            missing = [c for c in columns if c not in have]
+            if missing:
+                raise LedgerError(
+                    f"{self.path}: damaged ledger: table {table!r} has no column(s) {missing}"
+                )
+        salt = meta.get("nonce_salt")
+        if salt is None or not _SALT.fullmatch(salt):
+            shown = "missing" if salt is None else f"{len(salt)} characters, not 64 hex digits"
+            raise LedgerError(f"{self.path}: damaged ledger: meta nonce_salt is {shown}")
+        problems = [r[0] for r in self._db.execute("PRAGMA quick_check(5)")]
+        if problems != ["ok"]:
+            found = "; ".join(" ".join(p.split()) for p in problems)
+            raise LedgerError(f"{self.path}: damaged ledger: {found}")
 
     def __enter__(self) -> Ledger:
         return self
@@ -161,6 +266,7 @@ class Ledger:
         self._db.execute("COMMIT")
 
     @property
+    @_named_errors
     def salt(self) -> bytes:
         """The nonce salt: ``EVALKIT_NONCE_SALT`` if set, else this ledger's own."""
         env = os.environ.get(SALT_ENV)
@@ -171,6 +277,7 @@ class Ledger:
 
     # -- requests -----------------------------------------------------------------
 
+    @_named_errors
     def statuses(self, keys: Iterable[str]) -> dict[str, str]:
         """Status of each of ``keys`` that has a row."""
         out: dict[str, str] = {}
@@ -184,6 +291,7 @@ class Ledger:
             out.update(dict(rows.fetchall()))
         return out
 
+    @_named_errors
     def by_content(self, content_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """For each content key, its rows (request_key, judge, status, created_at)."""
         out: dict[str, list[dict[str, Any]]] = {}
@@ -202,6 +310,7 @@ class Ledger:
                 )
         return out
 
+    @_named_errors
     def record(self, rec: dict[str, Any]) -> bool:
         """Write one request (``REQUEST_FIELDS`` plus ``results``) in one transaction.
 
@@ -232,7 +341,10 @@ class Ledger:
         return True
 
     @staticmethod
-    def _insert(db: sqlite3.Connection, row: dict[str, Any]) -> None:
+    def _insert(db: sqlite3.Connection, row: dict[str, Any], s: Scrubber | None = None) -> None:
+        """Write one request and its results: the single place rows are written, and
+        so where they are scrubbed (``s``: the secrets now, by default)."""
+        row = scrub_record(row, s or scrubber())
         values = [
             json.dumps(row[f], sort_keys=True) if f in JSON_FIELDS else row[f]
             for f in REQUEST_FIELDS
@@ -257,6 +369,7 @@ class Ledger:
                 ),
             )
 
+    @_named_errors
     def records(
         self, keys: Sequence[str] | None = None, *, with_raw: bool = True
     ) -> list[dict[str, Any]]:
@@ -279,7 +392,7 @@ class Ledger:
                     "dimension": r[1],
                     "bin": r[2],
                     "signal_present": _bool_or_none(r[3]),
-                    "evidence_turns": json.loads(r[4]),
+                    "evidence_turns": self._json(r[4], r[0], "results.evidence_turns"),
                     "rationale": r[5],
                     "injection_attempt": bool(r[6]),
                 }
@@ -290,40 +403,61 @@ class Ledger:
             if wanted is not None and rec["request_key"] not in wanted:
                 continue
             for f in JSON_FIELDS:
-                rec[f] = json.loads(rec[f])
+                rec[f] = self._json(rec[f], rec["request_key"], f)
             rec["results"] = results.get(rec["request_key"], [])
             out.append(rec)
         return out
 
+    def _json(self, text: Any, key: str, column: str) -> Any:
+        try:
+            return json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise LedgerError(
+                f"{self.path}: damaged ledger: request {key!r} {column} is not JSON ({exc})"
+            ) from None
+
+    @_named_errors
     def frame(self, keys: Sequence[str] | None = None) -> pd.DataFrame:
         """The long frame of :func:`load_ledger`, limited to ``keys`` if given."""
         return records_frame(self.records(keys, with_raw=False))
 
     # -- batches --------------------------------------------------------------------
 
+    @_named_errors
     def add_batch(self, batch_id: str, judge: str, items: dict[str, dict[str, Any]]) -> None:
-        """Remember a submitted batch and the metadata of each of its requests."""
+        """Remember a submitted batch and the metadata of each of its requests (scrubbed
+        like a request row)."""
+        s = scrubber()
         with self._tx() as db:
             ts = now_iso()
-            db.execute("INSERT INTO batches VALUES (?, ?, 'open', ?, ?)", (batch_id, judge, ts, ts))
+            db.execute(
+                "INSERT INTO batches VALUES (?, ?, 'open', ?, ?)",
+                (batch_id, s.scrub(judge), ts, ts),
+            )
             db.executemany(
                 "INSERT INTO batch_items VALUES (?, ?, ?)",
-                [(batch_id, k, json.dumps(v, sort_keys=True)) for k, v in items.items()],
+                [
+                    (batch_id, k, json.dumps(scrub_record(v, s), sort_keys=True))
+                    for k, v in items.items()
+                ],
             )
 
+    @_named_errors
     def open_batches(self, judge: str) -> dict[str, dict[str, dict[str, Any]]]:
-        """Open batches of ``judge``: batch id -> request key -> request metadata."""
+        """Open batches of ``judge`` (compared scrubbed, as stored): batch id -> request
+        key -> request metadata."""
         out: dict[str, dict[str, dict[str, Any]]] = {}
         for (bid,) in self._db.execute(
             "SELECT batch_id FROM batches WHERE judge = ? AND status = 'open' ORDER BY created_at",
-            (judge,),
+            (scrubber().scrub(judge),),
         ).fetchall():
             items = self._db.execute(
                 "SELECT request_key, request FROM batch_items WHERE batch_id = ?", (bid,)
             ).fetchall()
-            out[bid] = {k: json.loads(v) for k, v in items}
+            out[bid] = {k: self._json(v, k, "batch_items.request") for k, v in items}
         return out
 
+    @_named_errors
     def close_batch(self, batch_id: str, status: str = "collected") -> None:
         with self._tx() as db:
             db.execute(
@@ -333,32 +467,45 @@ class Ledger:
 
     # -- JSONL ------------------------------------------------------------------------
 
+    @_named_errors
     def export_jsonl(self, path: str | Path) -> int:
-        """Write every request as one JSON line (sorted keys), oldest first; return count."""
-        recs = self.records()
+        """Write every request as one JSON line (sorted keys, scrubbed), oldest first;
+        return the count."""
+        s = scrubber()
+        recs = [scrub_record(r, s) for r in self.records()]
         Path(path).write_text(
             "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in recs),
             encoding="utf-8",
         )
         return len(recs)
 
-    def import_jsonl(self, path: str | Path) -> dict[str, int]:
-        """Add the requests of a JSONL export. Existing final rows win.
+    def import_jsonl(self, path: str | Path, *, catalogue: Catalogue) -> dict[str, int]:
+        """Add the requests of a JSONL export, all or nothing. Existing final rows win.
 
+        Every line is validated first against ``catalogue`` (its frozen bins, and the
+        keys it can rebuild; see :mod:`evalkit.judge._validate`); any problem raises
+        :class:`LedgerError` naming the file, line and field, and nothing is written.
         Returns counts: ``added``, ``identical`` (already present, same content),
         ``kept`` (a different final row was already present and was kept).
         """
+        return self._import(read_jsonl(path, catalogue=catalogue))
+
+    @_named_errors
+    def _import(self, records: Sequence[dict[str, Any]]) -> dict[str, int]:
+        """Write validated records in one transaction (see :meth:`import_jsonl`)."""
         counts = {"added": 0, "identical": 0, "kept": 0}
-        present = {r["request_key"]: r for r in self.records()}
-        for rec in read_jsonl(path):
-            old = present.get(rec["request_key"])
-            if old is not None and old["status"] in FINAL_STATUSES:
-                counts["identical" if old == rec else "kept"] += 1
-                continue
-            with self._tx() as db:
-                db.execute("DELETE FROM requests WHERE request_key = ?", (rec["request_key"],))
-                self._insert(db, rec)
-            counts["added"] += 1
+        s = scrubber()
+        with self._tx() as db:
+            present = {r["request_key"]: r for r in self.records()}
+            for rec in records:
+                clean = scrub_record(rec, s)
+                old = present.get(clean["request_key"])
+                if old is not None and old["status"] in FINAL_STATUSES:
+                    counts["identical" if old == clean else "kept"] += 1
+                    continue
+                db.execute("DELETE FROM requests WHERE request_key = ?", (clean["request_key"],))
+                self._insert(db, clean, s)
+                counts["added"] += 1
         return counts
 
 
@@ -374,7 +521,9 @@ def load_ledger(path: str | Path) -> pd.DataFrame:
     requested dimension with ``bin`` None. Token, cost, latency and attempt columns
     describe the whole request and repeat on each of its dimension rows: sum them
     over ``frame.drop_duplicates("request_key")``. Raises :class:`LedgerError` if
-    the file does not exist or is not a ledger.
+    the file does not exist, is not a ledger or is damaged, or if a line of a JSONL
+    export breaks the rules of :mod:`evalkit.judge._validate` (bins are not checked
+    here: no catalogue is given).
     """
     p = Path(path)
     if not p.exists():
@@ -393,10 +542,13 @@ def export_jsonl(ledger: str | Path, path: str | Path) -> int:
         return led.export_jsonl(path)
 
 
-def import_jsonl(ledger: str | Path, path: str | Path) -> dict[str, int]:
-    """Import a JSONL export into ``ledger`` (created if missing).
+def import_jsonl(ledger: str | Path, path: str | Path, *, catalogue: Catalogue) -> dict[str, int]:
+    """Import a JSONL export into ``ledger`` (created if missing), all or nothing.
 
-    Returns the counts of :meth:`Ledger.import_jsonl`.
+    The export is validated (:meth:`Ledger.import_jsonl`) before the ledger is opened,
+    so a refused import leaves no ledger file behind. Returns the counts of
+    :meth:`Ledger.import_jsonl`.
     """
+    records = read_jsonl(path, catalogue=catalogue)
     with Ledger(ledger) as led:
-        return led.import_jsonl(path)
+        return led._import(records)

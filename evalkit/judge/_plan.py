@@ -29,8 +29,8 @@ from evalkit.judge._prompt import (
 Turns = Literal["final", "all"] | Sequence[int]
 
 
-def _require_sealed(catalogue: Catalogue) -> None:
-    """Refuse to judge held-out cases unless their labels are sealed.
+def _require_sealed(catalogue: Catalogue) -> str:
+    """The id of the held-out seal in force; refuse to judge held-out cases without one.
 
     Delegates to ``evalkit.heldout.assert_sealed(catalogue)`` when that module exists;
     without it, or when it raises, this raises ``JudgeError("held-out labels are not
@@ -46,16 +46,28 @@ def _require_sealed(catalogue: Catalogue) -> None:
     if check is None:
         raise JudgeError("held-out labels are not sealed (evalkit.heldout has no assert_sealed)")
     try:
-        check(catalogue)
+        return str(check(catalogue).id)
     except EvalkitError as exc:
         raise JudgeError(f"held-out labels are not sealed: {exc}") from exc
 
 
 def make_backend(
-    spec: str, catalogue: Catalogue, *, for_gate: bool = False, params: JudgeParams | None = None
+    spec: str,
+    catalogue: Catalogue,
+    *,
+    for_gate: bool = False,
+    params: JudgeParams | None = None,
+    call_deadline: float | None = None,
 ) -> Backend | None:
-    """The backend named by ``spec``; None for ``replay`` (answered from the ledger)."""
+    """The backend named by ``spec``; None for ``replay`` (answered from the ledger).
+
+    ``call_deadline``: wall-clock seconds per HTTP attempt of a networked backend (None:
+    :data:`~evalkit.judge._base.CALL_DEADLINE_S`).
+    """
     kind, _, rest = spec.partition(":")
+    net: dict[str, Any] = {"params": params, "for_gate": for_gate}
+    if call_deadline is not None:
+        net["call_deadline"] = call_deadline
     if kind == "baseline" and not rest:
         from evalkit.judge.baseline import BaselineBackend
 
@@ -63,12 +75,12 @@ def make_backend(
     if kind == "anthropic":
         from evalkit.judge.anthropic import AnthropicBackend
 
-        return AnthropicBackend(rest, params=params, for_gate=for_gate)
+        return AnthropicBackend(rest, **net)
     if kind == "openai":
         from evalkit.judge.openai import OpenAIBackend, parse_openai_spec
 
         url, model = parse_openai_spec(rest)
-        return OpenAIBackend(url, model, params=params, for_gate=for_gate)
+        return OpenAIBackend(url, model, **net)
     if kind == "replay":
         return None
     raise JudgeError(
@@ -86,13 +98,18 @@ def build_requests(
     rubric_versions: dict[str, str] | None = None,
     turns: Turns = "final",
     together: bool = True,
+    seal: str | None = None,
 ) -> list[JudgeRequest]:
     """Every request of a run, deduplicated, in case order.
 
     A dimension in :data:`NEEDS_SOURCES` is skipped for a case without sources.
     ``turns``: ``final`` (the last assistant turn), ``all`` (every assistant turn, each
-    with the transcript prefix up to it) or explicit turn indices.
+    with the transcript prefix up to it) or explicit turn indices. ``seal``: the id of
+    the held-out seal in force, bound to every held-out request (ADR-0015); a held-out
+    case without it is a :class:`JudgeError`.
     """
+    if seal is None and any(c.split == "heldout" for c in cases):
+        raise JudgeError("held-out labels are not sealed: no seal id for the held-out cases")
     rubric_versions = rubric_versions or {}
     dims = order_dimensions(catalogue, dimensions)
     rubrics = {}
@@ -115,7 +132,13 @@ def build_requests(
             for group in groups:
                 if group:
                     req = build_request(
-                        catalogue, case, turn, [rubrics[d] for d in group], identity, salt
+                        catalogue,
+                        case,
+                        turn,
+                        [rubrics[d] for d in group],
+                        identity,
+                        salt,
+                        heldout_seal=seal if case.split == "heldout" else None,
                     )
                     out.setdefault(req.key, req)
     return list(out.values())
@@ -135,29 +158,47 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        est = self.estimate
-        cost = "unknown" if est is None or est.cost_usd is None else f"${est.cost_usd:.4f}"
         lines = [
             f"judge {self.judge}: {len(self.requests)} request(s); {self.in_ledger} already "
             f"in the ledger; {len(self.to_send)} to send ({self.errors_to_retry} earlier "
             f"error(s) retried); {self.pending_in_batches} awaited in open batch(es)",
         ]
-        if est is not None and self.to_send:
-            lines.append(
-                f"estimated cost {cost} for ~{est.input_tokens} input and "
-                f"~{est.output_tokens} output tokens ({est.method})"
-            )
+        if self.estimate is not None and self.to_send:
+            lines.append(self.estimate_line())
         return "\n".join(lines + self.notes)
+
+    def estimate_line(self) -> str:
+        """The estimate, saying whether it is a local approximation or a provider's count."""
+        est = self.estimate
+        if est is None:
+            return "no cost estimate"
+        cost = "unknown" if est.cost_usd is None else f"${est.cost_usd:.4f}"
+        kind = "local approximation, nothing sent" if est.local else "counted by the provider"
+        return (
+            f"estimated cost {cost} ({kind}) for ~{est.input_tokens} input and "
+            f"~{est.output_tokens} output tokens ({est.method})"
+        )
+
+    def cost_per_call(self) -> float:
+        """The estimated cost of one call still to send (0 when unknown or none to send)."""
+        est = self.estimate
+        if est is None or est.cost_usd is None or not self.to_send:
+            return 0.0
+        return est.cost_usd / len(self.to_send)
 
 
 class _Progress:
-    """One stderr line: calls done, cache hits, failures, spend."""
+    """One stderr line: calls done, cache hits, failures, spend.
+
+    ``spend`` sums the calls of known cost; ``unknown_cost`` counts the others (an
+    unpriced model, or a usage block that could not be read).
+    """
 
     def __init__(self, plan: Plan, enabled: bool, stream: TextIO | None = None) -> None:
         self.total = len(plan.to_send) + plan.pending_in_batches
         self.cached = plan.in_ledger
-        self.done = self.failed = 0
-        self.spend: float | None = 0.0
+        self.done = self.failed = self.unknown_cost = 0
+        self.spend = 0.0
         self.enabled = enabled
         self.stream = stream or sys.stderr
         self._last = 0.0
@@ -165,9 +206,18 @@ class _Progress:
     def update(self, rec: dict[str, Any]) -> None:
         self.done += 1
         self.failed += rec["status"] != "ok"
-        if self.spend is not None:
-            self.spend = None if rec["cost_usd"] is None else self.spend + rec["cost_usd"]
+        if rec["cost_usd"] is None:
+            self.unknown_cost += 1
+        else:
+            self.spend += rec["cost_usd"]
         self.show()
+
+    def spend_text(self) -> str:
+        if self.done and self.unknown_cost == self.done:
+            return "spend unknown"
+        if self.unknown_cost:
+            return f"${self.spend:.4f} + {self.unknown_cost} call(s) of unknown cost"
+        return f"${self.spend:.4f}"
 
     def show(self, final: bool = False) -> None:
         if not self.enabled:
@@ -177,10 +227,9 @@ class _Progress:
         if not (final or tty or now - self._last >= 5.0):
             return
         self._last = now
-        spend = "unknown" if self.spend is None else f"${self.spend:.4f}"
         line = (
             f"judge: {self.done}/{self.total} calls · {self.cached} from ledger · "
-            f"{self.failed} failed · {spend}"
+            f"{self.failed} failed · {self.spend_text()}"
         )
         end = "\n" if final or not tty else ""
         self.stream.write(("\r" if tty else "") + line + end)

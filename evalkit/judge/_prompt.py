@@ -259,12 +259,17 @@ def build_request(
     rubrics: Sequence[Rubric],
     identity: JudgeIdentity,
     salt: bytes,
+    *,
+    heldout_seal: str | None = None,
 ) -> JudgeRequest:
     """Render one judge request for ``case`` scored at assistant turn ``turn``.
 
     The transcript is the prefix ``turns[0..turn]``. ``rubrics`` are scored together,
-    in the order given (use :func:`order_dimensions`). Raises :class:`JudgeError` if
-    ``turn`` is not an assistant turn or the framing is malformed.
+    in the order given (use :func:`order_dimensions`). ``heldout_seal``: the id of the
+    held-out seal in force, recorded in the request's ``params`` and part of its key (not
+    of its content key, nor of the prompt) so an answer is bound to the seal it was
+    judged under (ADR-0015). Raises :class:`JudgeError` if ``turn`` is not an assistant
+    turn or the framing is malformed.
     """
     if not 0 <= turn < len(case.turns) or case.turns[turn].role != "assistant":
         raise JudgeError(f"case {case.id}: turn {turn} is not an assistant turn")
@@ -304,8 +309,11 @@ def build_request(
         "user_sha256": _sha(user_text(_KEY_REQUEST, _KEY_NONCE)),
     }
     content_key = _sha(_canonical(content_doc))
+    params = identity.params.as_dict()
+    if heldout_seal is not None:
+        params["heldout_seal"] = heldout_seal
     key_doc = dict(content_doc)
-    key_doc.update(backend=identity.backend, model=identity.model, params=identity.params.as_dict())
+    key_doc.update(backend=identity.backend, model=identity.model, params=params)
     key = _sha(_canonical(key_doc))
     nonce = derive_nonce(salt, key)
     request_id = key[:8]
@@ -327,5 +335,5 @@ def build_request(
         judge=identity.judge,
         backend=identity.backend,
         model=identity.model,
-        params=identity.params.as_dict(),
+        params=params,
     )

@@ -1,8 +1,8 @@
-"""Ledger records as plain dicts: their fields, JSONL reading, and the long frame.
+"""Ledger records as plain dicts: their fields and the long frame.
 
 A record is one judge request: the fields of :data:`REQUEST_FIELDS` plus
 ``results``, a list of per-dimension answers (only for status ``ok``). The JSONL export
-is one record per line, keys sorted.
+is one record per line, keys sorted; :mod:`evalkit.judge._validate` reads it back.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ LEDGER_COLUMNS = (
     "batch_id",
     "error",
     "created_at",
+    "seal_id",
 )
 
 REQUEST_FIELDS = (
@@ -85,72 +86,66 @@ REQUEST_FIELDS = (
 JSON_FIELDS = ("dimensions", "params")
 
 
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Requests of a JSONL export; LedgerError naming the line if one is malformed."""
-    out = []
-    p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise LedgerError(f"{p}: cannot read ({exc.strerror})") from None
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise LedgerError(f"{p} line {n}: not JSON ({exc.msg})") from None
-        missing = [f for f in (*REQUEST_FIELDS, "results") if f not in rec]
-        if not isinstance(rec, dict) or missing:
-            raise LedgerError(f"{p} line {n}: not a ledger record (missing {missing})")
-        if rec["status"] not in STATUSES:
-            raise LedgerError(f"{p} line {n}: unknown status {rec['status']!r}")
-        out.append(rec)
-    return out
-
-
 def records_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """One row per (request, requested dimension); see :data:`LEDGER_COLUMNS`."""
-    rows = []
+    """One row per (request, requested dimension); see :data:`LEDGER_COLUMNS`.
+
+    Raises :class:`LedgerError` naming the request if a record lacks a field the frame
+    needs (a damaged ledger: records read from JSONL are validated first).
+    """
+    rows: list[dict[str, Any]] = []
     for rec in records:
-        by_dim = {r["dimension"]: r for r in rec["results"]}
-        for d in rec["dimensions"]:
-            res = by_dim.get(d["dimension"])
-            rows.append(
-                {
-                    "request_key": rec["request_key"],
-                    "request_id": rec["request_id"],
-                    "case_id": rec["case_id"],
-                    "turn": rec["turn"],
-                    "dimension": d["dimension"],
-                    "status": rec["status"],
-                    "bin": res["bin"] if res else None,
-                    "signal_present": res["signal_present"] if res else None,
-                    "injection_attempt": res["injection_attempt"] if res else None,
-                    "evidence_turns": ",".join(res["evidence_turns"]) if res else None,
-                    "rationale": res["rationale"] if res else None,
-                    "judge": rec["judge"],
-                    "backend": rec["backend"],
-                    "model": rec["model"],
-                    "response_model": rec["response_model"],
-                    "rubric_version": d["version"],
-                    "rubric_hash": d["rubric_hash"],
-                    "presence_gated": d["presence_gated"],
-                    "framing_hash": rec["framing_hash"],
-                    "constants_hash": rec["constants_hash"],
-                    "input_tokens": rec["input_tokens"],
-                    "output_tokens": rec["output_tokens"],
-                    "cache_read_tokens": rec["cache_read_tokens"],
-                    "cache_creation_tokens": rec["cache_creation_tokens"],
-                    "cost_usd": rec["cost_usd"],
-                    "latency_s": rec["latency_s"],
-                    "attempts": rec["attempts"],
-                    "batch_id": rec["batch_id"],
-                    "error": rec["error"] or rec["problem"],
-                    "created_at": rec["created_at"],
-                }
-            )
+        try:
+            rows += _request_rows(rec)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise LedgerError(
+                f"ledger request {rec.get('request_key')!r} is malformed "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
     return _typed(pd.DataFrame(rows, columns=list(LEDGER_COLUMNS)))
+
+
+def _request_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    by_dim = {r["dimension"]: r for r in rec["results"]}
+    for d in rec["dimensions"]:
+        res = by_dim.get(d["dimension"])
+        rows.append(
+            {
+                "request_key": rec["request_key"],
+                "request_id": rec["request_id"],
+                "case_id": rec["case_id"],
+                "turn": rec["turn"],
+                "dimension": d["dimension"],
+                "status": rec["status"],
+                "bin": res["bin"] if res else None,
+                "signal_present": res["signal_present"] if res else None,
+                "injection_attempt": res["injection_attempt"] if res else None,
+                "evidence_turns": ",".join(res["evidence_turns"]) if res else None,
+                "rationale": res["rationale"] if res else None,
+                "judge": rec["judge"],
+                "backend": rec["backend"],
+                "model": rec["model"],
+                "response_model": rec["response_model"],
+                "rubric_version": d["version"],
+                "rubric_hash": d["rubric_hash"],
+                "presence_gated": d["presence_gated"],
+                "framing_hash": rec["framing_hash"],
+                "constants_hash": rec["constants_hash"],
+                "input_tokens": rec["input_tokens"],
+                "output_tokens": rec["output_tokens"],
+                "cache_read_tokens": rec["cache_read_tokens"],
+                "cache_creation_tokens": rec["cache_creation_tokens"],
+                "cost_usd": rec["cost_usd"],
+                "latency_s": rec["latency_s"],
+                "attempts": rec["attempts"],
+                "batch_id": rec["batch_id"],
+                "error": rec["error"] or rec["problem"],
+                "created_at": rec["created_at"],
+                # the held-out seal the request was planned under (ADR-0015), None elsewhere
+                "seal_id": (rec["params"] or {}).get("heldout_seal"),
+            }
+        )
+    return rows
 
 
 #: Columns a long frame must have (those the issue names, read by other packages).
@@ -173,8 +168,12 @@ def frame_rows_jsonl(path: Path) -> pd.DataFrame:
     """A long frame saved one row per line (``DataFrame.to_json(orient="records",
     lines=True)``), checked for :data:`REQUIRED_COLUMNS`; missing optional columns
     are None, extra columns are kept after the standard ones."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise LedgerError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 rows.append(json.loads(line))
@@ -223,12 +222,15 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
 
 def is_record_jsonl(path: Path) -> bool:
     """Whether a JSONL file holds request records (an export) rather than frame rows."""
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                try:
-                    first = json.loads(line)
-                except json.JSONDecodeError:
-                    return True  # let read_jsonl report the line
-                return not isinstance(first, dict) or "results" in first
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    try:
+                        first = json.loads(line)
+                    except json.JSONDecodeError:
+                        return True  # let read_jsonl report the line
+                    return not isinstance(first, dict) or "results" in first
+    except UnicodeDecodeError:
+        return True  # let read_jsonl report it
     return True

@@ -7,6 +7,13 @@ status ``ok``, ``unparseable`` or ``refused`` are never sent again; ``error`` ro
 Each answer is parsed strictly; an unparseable one is asked again up to
 ``max_parse_retries`` times and then stored as ``unparseable`` with the last raw
 answer and every attempt's problem. A refusal is stored as ``refused`` at once.
+
+Consent comes before traffic: the plan's estimate is local (nothing leaves the machine)
+until the caller has agreed to send, by ``confirm`` returning True (or passing no
+``confirm``), or by ``exact_estimate=True``, which is consent to send the transcripts to
+the provider's token-counting endpoint (and to nothing else) before asking. With
+``max_cost``, the local estimate must fit before anything is sent, and once sending
+is agreed a backend that can count tokens counts them and the count must fit too.
 """
 
 from __future__ import annotations
@@ -67,17 +74,20 @@ async def ajudge_cases(
     batch_poll_interval: float = 30.0,
     batch_timeout: float | None = None,
     plan_only: bool = False,
+    exact_estimate: bool = False,
+    call_deadline: float | None = None,
 ) -> pd.DataFrame:
     """Async form of :func:`judge_cases` (same arguments)."""
     case_list = [
         catalogue.case(c) if isinstance(c, str) else c
         for c in (catalogue.split("calibration") if cases is None else cases)
     ]
-    if any(c.split == "heldout" for c in case_list):
-        _require_sealed(catalogue)
+    seal = _require_sealed(catalogue) if any(c.split == "heldout" for c in case_list) else None
     dims = list(dimensions or catalogue.constants.gated_dimensions)
     if backend is None:
-        backend = make_backend(judge, catalogue, for_gate=for_gate, params=params)
+        backend = make_backend(
+            judge, catalogue, for_gate=for_gate, params=params, call_deadline=call_deadline
+        )
     if backend is not None:
         identity = JudgeIdentity(backend.spec, backend.kind, backend.model, backend.params)
         backend_obj: Backend = backend
@@ -96,6 +106,7 @@ async def ajudge_cases(
             rubric_versions=rubric_versions,
             turns=turns,
             together=together,
+            seal=seal,
         )
         if backend is None:
             keys = resolve_replay(led, requests, replay_filter(judge))
@@ -126,25 +137,25 @@ async def ajudge_cases(
             pending_in_batches=len(pending - set(statuses)),
         )
         try:
+            count = getattr(backend_obj, "exact_estimate", None) if to_send else None
             if to_send:
                 backend_obj.batch_mode = batch
-                plan.estimate = await backend_obj.estimate(to_send)
+                plan.estimate = await backend_obj.estimate(to_send)  # local: nothing sent
+                if exact_estimate and count is not None:  # asked for: consent to count
+                    plan.estimate = await count(to_send)
+                    count = None  # counted once is enough
             if progress or plan_only:
                 print(plan.summary(), file=err)
             if plan_only:
                 return _frame(led, [])
-            if to_send and max_cost is not None:
-                cost = plan.estimate.cost_usd if plan.estimate else None
-                if cost is None:
-                    raise JudgeError(
-                        "cannot hold the run to --max-cost: the model's price is unknown"
-                    )
-                if cost > max_cost:
-                    raise JudgeError(
-                        f"estimated cost ${cost:.4f} is over --max-cost ${max_cost:g}; nothing sent"
-                    )
+            _hold_to_budget(plan, max_cost)
             if to_send and backend_obj.networked and confirm is not None and not confirm(plan):
                 raise JudgeError("not confirmed; nothing sent")
+            if count is not None and max_cost is not None:  # consented: count, for the budget
+                plan.estimate = await count(to_send)
+                if progress:
+                    print(plan.estimate_line(), file=err)
+                _hold_to_budget(plan, max_cost)
             bar = _Progress(plan, progress)
             if batch:
                 await run_batches(
@@ -165,6 +176,19 @@ async def ajudge_cases(
         finally:
             await backend_obj.aclose()
         return _frame(led, [r.key for r in requests])
+
+
+def _hold_to_budget(plan: Plan, max_cost: float | None) -> None:
+    """JudgeError unless the plan's estimate fits ``max_cost`` (nothing to send fits)."""
+    if not plan.to_send or max_cost is None:
+        return
+    cost = plan.estimate.cost_usd if plan.estimate else None
+    if cost is None:
+        raise JudgeError("cannot hold the run to --max-cost: the model's price is unknown")
+    if cost > max_cost:
+        raise JudgeError(
+            f"estimated cost ${cost:.4f} is over --max-cost ${max_cost:g}; no judge call sent"
+        )
 
 
 def judge_cases(
@@ -189,6 +213,8 @@ def judge_cases(
     batch_poll_interval: float = 30.0,
     batch_timeout: float | None = None,
     plan_only: bool = False,
+    exact_estimate: bool = False,
+    call_deadline: float | None = None,
 ) -> pd.DataFrame:
     """Judge ``cases`` on ``dimensions``; return the long frame of their ledger rows.
 
@@ -203,11 +229,21 @@ def judge_cases(
     * ``turns``: ``final``, ``all`` (every assistant turn, each judged on the prefix
       ending with it) or explicit turn indices.
     * ``together``: score a case's dimensions in one call (False: one call each).
-    * ``max_cost``: USD; the estimate must fit, and sending stops once spend passes it.
+    * ``max_cost``: USD; the estimate must fit, and sending stops once spend passes it
+      (a call whose cost is unknown counts as the plan's estimate per call).
     * ``batch``: use Message Batches (``batch_poll_interval``, ``batch_timeout``).
     * ``for_gate``: refuse floating model aliases. ``confirm``: called with the
-      :class:`Plan` before calls to a networked judge; False aborts.
-    * ``plan_only``: print the plan and send nothing.
+      :class:`Plan` before anything is sent to a networked judge; False aborts.
+    * ``plan_only``: print the plan and send nothing (but see ``exact_estimate``).
+    * ``exact_estimate``: count input tokens with the provider's counting endpoint
+      before ``confirm`` (Anthropic: ``messages.count_tokens`` on up to 8 requests);
+      this sends those transcripts, so passing it is consent to that.
+    * ``call_deadline``: wall-clock seconds per HTTP attempt (default 120); an attempt
+      that has no complete answer by then is retried like a timeout.
+
+    A server that refuses 5 connections in a row stops the run with a
+    :class:`~evalkit.judge._base.ServerUnreachable` (a JudgeError naming its URL);
+    answers received are in the ledger, calls not sent are not.
 
     Rows already final in the ledger are never sent again. Works inside a running
     event loop (Jupyter) by running in a worker thread. Returns the frame of
@@ -219,7 +255,8 @@ def judge_cases(
         "batch": batch, "progress": progress, "for_gate": for_gate, "params": params,
         "backend": backend, "confirm": confirm, "max_parse_retries": max_parse_retries,
         "batch_poll_interval": batch_poll_interval, "batch_timeout": batch_timeout,
-        "plan_only": plan_only,
+        "plan_only": plan_only, "exact_estimate": exact_estimate,
+        "call_deadline": call_deadline,
     }  # fmt: skip
 
     def run() -> pd.DataFrame:

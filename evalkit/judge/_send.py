@@ -4,6 +4,11 @@ Every answer is resolved (parsed strictly, asked again up to ``max_parse_retries
 when unparseable) and recorded in the ledger as soon as it arrives, so a process killed
 at any moment loses at most the calls in flight. Batches are recorded in the ledger
 before polling, and items a crashed collection already recorded are never asked again.
+
+A direct run stops early, with a :class:`JudgeError`, when the spend passes
+``max_cost`` (a call of unknown cost counts as the plan's estimate per call) or when
+the backend takes its server for dead (:class:`ServerUnreachable`): calls not sent then
+stay unrecorded, so a re-run sends exactly those.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 
 from evalkit.errors import JudgeError
 from evalkit.judge._answer import AnswerError, parse_scores
-from evalkit.judge._base import Backend, Reply, Usage, dumps_body
+from evalkit.judge._base import Backend, Reply, ServerUnreachable, Usage, dumps_body
 from evalkit.judge._ledger import Ledger, now_iso
 from evalkit.judge._plan import (
     Plan,
@@ -70,18 +75,30 @@ async def _resolve(
     max_parse_retries: int,
     batch_id: str | None = None,
 ) -> dict[str, Any]:
-    """Turn replies into a ledger record, re-asking on unparseable answers."""
-    usage, attempts, latency, problems = Usage(), 0, 0.0, []
+    """Turn replies into a ledger record, re-asking on unparseable answers.
+
+    :class:`ServerUnreachable` from the backend propagates; when it cuts off a re-ask,
+    the answers already paid for ride along as an ``error`` record in its ``answered``.
+    """
+    usage, attempts, latency = Usage(), 0, 0.0
+    problems: list[str] = []
+    common: dict[str, Any] = {}
     reply = first
     for i in range(1 + max_parse_retries):
         if reply is None:
             if request is None:
                 break
-            reply = await backend.call(request)
+            try:
+                reply = await backend.call(request)
+            except ServerUnreachable as exc:
+                if attempts:
+                    error = "; ".join([*problems, "re-ask not sent: server unreachable"])
+                    exc.answered = _record(meta, "error", error=error, **common)
+                raise
         attempts += reply.attempts
         usage.add(reply.usage)
         latency += reply.latency_s
-        common: dict[str, Any] = {
+        common = {
             "usage": usage,
             "attempts": attempts,
             "latency_s": latency,
@@ -126,21 +143,38 @@ async def run_direct(
     max_cost: float | None,
     max_parse_retries: int,
 ) -> None:
+    """Send ``plan.to_send`` with at most ``concurrency`` calls in flight (see the module
+    docstring for the two ways a run stops early)."""
     sem = asyncio.Semaphore(max(1, concurrency))
     over_budget = False
+    unreachable: ServerUnreachable | None = None
+    per_call = plan.cost_per_call()
+
+    def record(rec: dict[str, Any]) -> None:
+        nonlocal over_budget
+        ledger.record(rec)
+        progress.update(rec)
+        spent = progress.spend + progress.unknown_cost * per_call
+        if max_cost is not None and spent > max_cost:
+            over_budget = True
 
     async def one(req: JudgeRequest) -> None:
-        nonlocal over_budget
+        nonlocal unreachable
         async with sem:
-            if over_budget:
+            if over_budget or unreachable is not None:
                 return
-            rec = await _resolve(backend, req.metadata(), req, None, max_parse_retries)
-            ledger.record(rec)
-            progress.update(rec)
-            if max_cost is not None and progress.spend is not None and progress.spend > max_cost:
-                over_budget = True
+            try:
+                rec = await _resolve(backend, req.metadata(), req, None, max_parse_retries)
+            except ServerUnreachable as exc:
+                unreachable = unreachable or exc
+                if exc.answered is not None:
+                    record(exc.answered)
+                return
+            record(rec)
 
     await asyncio.gather(*(one(r) for r in plan.to_send))
+    if unreachable is not None:
+        raise unreachable
     if over_budget:
         raise JudgeError(
             f"spend passed --max-cost ${max_cost}; stopped sending. What was answered is in "

@@ -11,7 +11,20 @@
 * Retries: the SDK's own retries are off (``max_retries=0``) so that every attempt is
   counted here. 408, 409, 429, 5xx and 529 and timeouts/connection errors are retried
   up to ``max_retries`` times, waiting what ``retry-after``/``retry-after-ms`` says or
-  else exponential backoff (0.5 s doubling, capped at 8 s); both with jitter.
+  else exponential backoff (0.5 s doubling, capped at 8 s); both with jitter. An
+  attempt that has no complete answer after ``call_deadline`` seconds of wall clock (a
+  server trickling bytes so that no read timeout fires) is abandoned and retried like
+  a timeout. After :data:`~evalkit.judge._base.UNREACHABLE_AFTER` failed connections in
+  a row (refused, DNS, connect timeout) :class:`ServerUnreachable` stops the run.
+* Usage: the token counts of a Message are read strictly (non-negative ints; see
+  :func:`~evalkit.judge._base.token_count`). A Message whose usage is missing, null,
+  not an object, or holds a count that is negative, fractional, a string or a bool is
+  an ``error`` reply naming the field: it cannot be costed, so it is neither final nor
+  counted as free; a re-run asks again.
+* Estimates: :meth:`AnthropicBackend.estimate` is local (characters of the system
+  text, the transcript and the tool schema / :data:`~evalkit.judge._base.CHARS_PER_TOKEN`)
+  and sends nothing; :meth:`AnthropicBackend.exact_estimate` calls
+  ``messages.count_tokens`` and is used only once sending is consented to.
 * Cost and the pinned-model rule (:func:`is_pinned`, refused floating aliases when
   ``for_gate`` is true) live in :mod:`evalkit.judge._pricing`. Batch results cost half.
 * Batches: :meth:`AnthropicBackend.submit_batch` (custom_id = request key),
@@ -41,14 +54,23 @@ from evalkit.judge._answer import (
     looks_like_refusal,
 )
 from evalkit.judge._base import (
+    CALL_DEADLINE_S,
+    CHARS_PER_TOKEN,
+    CONNECT_TIMEOUT_S,
+    MISSING,
     RETRY_STATUSES,
     CostEstimate,
+    Reachability,
     Reply,
+    ServerUnreachable,
     Usage,
-    char_estimate,
+    UsageError,
+    dumps_body,
+    kind_of,
     parse_retry_after,
     retry_delay,
     scrub,
+    token_count,
 )
 from evalkit.judge._pricing import (
     BATCH_DISCOUNT,
@@ -67,12 +89,14 @@ __all__ = [
     "PRICES_CHECKED",
     "AnthropicBackend",
     "Price",
+    "ServerUnreachable",
     "is_pinned",
     "price_for",
 ]
 
 #: Output tokens assumed per dimension when estimating cost before a run.
 OUTPUT_TOKENS_PER_DIMENSION = 200
+_LOCAL = f"characters / {CHARS_PER_TOKEN}"
 
 
 class AnthropicBackend:
@@ -95,6 +119,7 @@ class AnthropicBackend:
         backoff_base: float = 0.5,
         for_gate: bool = False,
         price: Price | None = None,
+        call_deadline: float = CALL_DEADLINE_S,
     ) -> None:
         if not model:
             raise JudgeError("anthropic judge: no model id (use anthropic:MODEL)")
@@ -118,7 +143,11 @@ class AnthropicBackend:
         self.backoff_base = backoff_base
         self.price = price or price_for(model)
         self.batch_mode = False
+        if not call_deadline > 0:
+            raise JudgeError(f"anthropic judge: call deadline {call_deadline!r} s is not positive")
+        self.call_deadline = call_deadline
         self._client: anthropic.AsyncAnthropic | None = None
+        self._reach: Reachability | None = None
         if self.price is None:
             warnings.warn(
                 f"anthropic judge: no price known for {model!r}; cost_usd will be None",
@@ -139,10 +168,15 @@ class AnthropicBackend:
                 api_key=self._api_key,
                 base_url=self._base_url,
                 http_client=self._http_client,
-                timeout=self._timeout,
+                timeout=httpx2.Timeout(self._timeout, connect=self._connect_timeout),
                 max_retries=0,
             )
+            self._reach = Reachability(str(self._client.base_url))
         return self._client
+
+    @property
+    def _connect_timeout(self) -> float:
+        return min(self._timeout, CONNECT_TIMEOUT_S)
 
     def _scrub(self, text: str) -> str:
         return scrub(text, [self._api_key])
@@ -152,28 +186,55 @@ class AnthropicBackend:
         if self._client is not None and self._http_client is None:
             await self._client.close()
         self._client = None
+        self._reach = None
 
-    async def _retrying(self, fn: Callable[[], Awaitable[T]]) -> tuple[T, int]:
-        """Run ``fn`` with the retry policy; return (result, attempts) or raise the last error."""
+    async def _retrying(
+        self, fn: Callable[[], Awaitable[T]], deadline: float | None = None
+    ) -> tuple[T, int]:
+        """Run ``fn`` with the retry policy; return (result, attempts) or raise the last error.
+
+        ``deadline``: wall-clock seconds per attempt (None: no bound beyond the timeouts).
+        Raises :class:`ServerUnreachable` when the dead-server rule trips.
+        """
+        self.client()
+        reach = self._reach
+        assert reach is not None
         attempt = 0
         while True:
             attempt += 1
+            reach.check()
             try:
-                return await fn(), attempt
+                result = await (fn() if deadline is None else asyncio.wait_for(fn(), deadline))
             except anthropic.APIStatusError as exc:
+                reach.reached()
                 if exc.status_code not in RETRY_STATUSES or attempt > self.max_retries:
                     raise _Failed(self._describe(exc), attempt) from None
                 wait = parse_retry_after(dict(exc.response.headers))
             except anthropic.APIConnectionError as exc:  # includes APITimeoutError
+                if isinstance(exc.__cause__, (httpx2.ConnectError, httpx2.ConnectTimeout)):
+                    reach.failed(self._describe(exc))  # the request never left
+                else:
+                    reach.reached()
                 if attempt > self.max_retries:
                     raise _Failed(self._describe(exc), attempt) from None
                 wait = None
+            except TimeoutError:  # the wall-clock deadline of the attempt
+                reach.reached()
+                if attempt > self.max_retries:
+                    message = f"no complete answer within the call deadline of {deadline:g} s"
+                    raise _Failed(message, attempt) from None
+                wait = None
             except anthropic.APIError as exc:  # e.g. a response that does not validate
+                reach.reached()
                 raise _Failed(self._describe(exc), attempt) from None
             except ValueError as exc:  # a 200 whose body is not JSON: retried like a drop
+                reach.reached()
                 if attempt > self.max_retries:
                     raise _Failed(self._scrub(f"malformed response: {exc}"), attempt) from None
                 wait = None
+            else:
+                reach.reached()
+                return result, attempt
             await asyncio.sleep(
                 retry_delay(attempt, wait, base=self.backoff_base, max_wait=self.max_retry_wait)
             )
@@ -181,9 +242,12 @@ class AnthropicBackend:
     def _describe(self, exc: anthropic.APIError) -> str:
         if isinstance(exc, anthropic.APIStatusError):
             return self._scrub(f"HTTP {exc.status_code} {type(exc).__name__}: {exc.message}")
+        if isinstance(exc.__cause__, httpx2.ConnectTimeout):
+            return f"connect timeout after {self._connect_timeout:g} s"
         if isinstance(exc, anthropic.APITimeoutError):
             return f"timeout after {self._timeout:g} s"
-        return self._scrub(f"{type(exc).__name__}: {exc.message}")
+        cause = f" ({type(exc.__cause__).__name__}: {exc.__cause__})" if exc.__cause__ else ""
+        return self._scrub(f"{type(exc).__name__}: {exc.message}{cause}")
 
     def message_params(self, req: JudgeRequest) -> dict[str, Any]:
         """The Messages API body for ``req`` (also the ``params`` of a batch item)."""
@@ -231,7 +295,8 @@ class AnthropicBackend:
     # -- calls --------------------------------------------------------------------
 
     async def call(self, request: JudgeRequest) -> Reply:
-        """One logical call (with transport retries); never raises for API errors."""
+        """One logical call (with transport retries); never raises for API errors, only
+        :class:`ServerUnreachable` once the server is taken for dead."""
         client = self.client()
         body = self.message_params(request)
         temperature = body.pop("temperature", None)
@@ -239,7 +304,7 @@ class AnthropicBackend:
         t0 = time.monotonic()
         try:
             msg, attempts = await self._retrying(
-                lambda: client.messages.create(**body, extra_body=extra)
+                lambda: client.messages.create(**body, extra_body=extra), self.call_deadline
             )
         except _Failed as failed:
             return Reply(
@@ -254,8 +319,9 @@ class AnthropicBackend:
         self, msg: Any, *, attempts: int, latency_s: float, batch: bool = False
     ) -> Reply:
         """Classify a Message (see :meth:`_classify`); never raises. A ``msg`` that is not a
-        proper Message (no usage, no content, an error object sent with HTTP 200) becomes
-        an ``error`` reply, recorded and counted, so a re-run retries it."""
+        proper Message (no content, an error object sent with HTTP 200, a usage block
+        that cannot be trusted) becomes an ``error`` reply, recorded and counted, so a
+        re-run retries it."""
         try:
             return self._classify(msg, attempts=attempts, latency_s=latency_s, batch=batch)
         except (AttributeError, TypeError, ValueError) as exc:
@@ -267,13 +333,18 @@ class AnthropicBackend:
     ) -> Reply:
         """Classify a Message: refusal, an answer payload, or an answer with a problem."""
         raw = self._scrub(msg.model_dump_json())
-        u = msg.usage
-        usage = Usage(
-            input_tokens=u.input_tokens,
-            output_tokens=u.output_tokens,
-            cache_read_tokens=u.cache_read_input_tokens or 0,
-            cache_creation_tokens=u.cache_creation_input_tokens or 0,
-        )
+        try:
+            usage = self._usage(msg)
+        except UsageError as exc:
+            error = self._scrub(f"malformed usage: {exc}")  # tokens and cost unknown
+            return Reply(
+                "error",
+                error=error,
+                raw=raw,
+                attempts=attempts,
+                latency_s=latency_s,
+                usage=Usage(cost_usd=None),
+            )
         usage.cost_usd = self.cost(usage, batch=batch)
         common: dict[str, Any] = {
             "raw": raw,
@@ -302,16 +373,61 @@ class AnthropicBackend:
         names = [t.name for t in tools]
         return Reply("answer", problem=f"expected one {TOOL_NAME} call, got {names}", **common)
 
-    async def estimate(self, requests: Sequence[JudgeRequest]) -> CostEstimate:
-        """Estimate input tokens with ``messages.count_tokens`` on a sample, else chars/4.
+    @staticmethod
+    def _usage(msg: Any) -> Usage:
+        """The token counts of ``msg``, strictly; :class:`UsageError` names the bad field."""
+        u = getattr(msg, "usage", None)
+        if isinstance(u, dict):
+            fields: dict[str, Any] = u
+        elif isinstance(u, anthropic.BaseModel):
+            fields = {k: getattr(u, k) for k in u.model_fields_set}
+            fields.update(u.model_extra or {})
+        else:
+            raise UsageError(f"usage is {kind_of(u)}, not an object")
 
-        Up to 8 requests spread over the plan are counted; the tokens-per-character
-        ratio they give is applied to all. Output is assumed to be
-        :data:`OUTPUT_TOKENS_PER_DIMENSION` per dimension. No cache discount is assumed.
+        def count(name: str, required: bool = True) -> int:
+            return token_count(fields.get(name, MISSING), f"usage.{name}", required=required)
+
+        return Usage(
+            input_tokens=count("input_tokens"),
+            output_tokens=count("output_tokens"),
+            cache_read_tokens=count("cache_read_input_tokens", required=False),
+            cache_creation_tokens=count("cache_creation_input_tokens", required=False),
+        )
+
+    def _input_chars(self, req: JudgeRequest) -> int:
+        """Characters the model reads for ``req``: system, transcript and answer schema."""
+        body = self.message_params(req)
+        schema = body.get("tools") or body.get("output_config")
+        return len(req.system) + len(req.user) + len(dumps_body(schema))
+
+    def _costed(self, inp: int, out: int, method: str, *, local: bool) -> CostEstimate:
+        usage = Usage(input_tokens=inp, output_tokens=out)
+        method += f"; {OUTPUT_TOKENS_PER_DIMENSION} output tokens per dimension; no cache discount"
+        return CostEstimate(inp, out, self.cost(usage, batch=self.batch_mode), method, local)
+
+    async def estimate(self, requests: Sequence[JudgeRequest]) -> CostEstimate:
+        """A local estimate; nothing is sent (it runs before the user agrees to send).
+
+        Input: characters of the system text, the transcript and the tool schema (or the
+        JSON output schema), divided by :data:`~evalkit.judge._base.CHARS_PER_TOKEN`.
+        Output: :data:`OUTPUT_TOKENS_PER_DIMENSION` per dimension. No cache discount.
         """
+        inp = sum(self._input_chars(r) // CHARS_PER_TOKEN for r in requests)
+        out = sum(OUTPUT_TOKENS_PER_DIMENSION * len(r.dimensions) for r in requests)
+        return self._costed(inp, out, _LOCAL, local=True)
+
+    async def exact_estimate(self, requests: Sequence[JudgeRequest]) -> CostEstimate:
+        """Input tokens counted by ``messages.count_tokens`` on a sample of the requests.
+
+        This sends those requests' transcripts to the counting endpoint: call it only
+        once the user has agreed to that. Up to 8 requests spread over the plan are
+        counted and their tokens-per-character ratio is applied to all. If counting
+        fails, the local :meth:`estimate` is returned, saying why.
+        """
+        local = await self.estimate(requests)
         if not requests:
-            return CostEstimate(0, 0, 0.0, "nothing to send")
-        chars_in, out = char_estimate(requests, OUTPUT_TOKENS_PER_DIMENSION)
+            return local
         step = max(1, len(requests) // 8)
         sample = list(requests)[::step][:8]
         client = self.client()
@@ -322,21 +438,22 @@ class AnthropicBackend:
                 body.pop("max_tokens")
                 body.pop("temperature", None)
                 res, _ = await self._retrying(
-                    lambda b=body: client.messages.count_tokens(**b)  # type: ignore[misc]
+                    lambda b=body: client.messages.count_tokens(**b),  # type: ignore[misc]
+                    self.call_deadline,
                 )
-                counted += res.input_tokens
-            sample_chars = sum((len(r.system) + len(r.user)) // 4 for r in sample)
-            inp = round(chars_in * counted / max(sample_chars, 1))
-            method = (
-                f"messages.count_tokens on {len(sample)} of {len(requests)} request(s), "
-                "scaled by characters"
-            )
-        except _Failed as failed:
-            inp = chars_in
-            method = f"characters / 4 (count_tokens failed: {failed.message})"
-        usage = Usage(input_tokens=inp, output_tokens=out)
-        method += f"; {OUTPUT_TOKENS_PER_DIMENSION} output tokens per dimension; no cache discount"
-        return CostEstimate(inp, out, self.cost(usage, batch=self.batch_mode), method)
+                counted += token_count(getattr(res, "input_tokens", MISSING), "input_tokens")
+        except (_Failed, UsageError) as exc:
+            reason = exc.message if isinstance(exc, _Failed) else f"malformed count: {exc}"
+            method = f"{_LOCAL} (count_tokens failed: {reason})"
+            return self._costed(local.input_tokens, local.output_tokens, method, local=True)
+        sample_chars = sum(self._input_chars(r) for r in sample)
+        chars = sum(self._input_chars(r) for r in requests)
+        inp = round(chars * counted / max(sample_chars, 1))
+        method = (
+            f"messages.count_tokens on {len(sample)} of {len(requests)} request(s), "
+            "scaled by characters"
+        )
+        return self._costed(inp, local.output_tokens, method, local=False)
 
     # -- batches ------------------------------------------------------------------
 

@@ -10,8 +10,14 @@ Each request is ``POST {URL}/chat/completions`` with a system and a user message
 "strict": true, "schema": ...}}``; the message content is parsed strictly as JSON.
 A ``refusal`` field in the message or ``finish_reason == "content_filter"`` is a
 refusal. ``OPENAI_API_KEY`` is sent as a bearer token if set (local servers need
-none) and scrubbed from everything stored. Retries, timeouts and attempt counting
-follow the same policy as the Anthropic backend. Cost is None unless a
+none) and scrubbed from everything stored. Retries, timeouts, the per-attempt call
+deadline, the dead-server rule and attempt counting follow the same policy as the
+Anthropic backend. The ``usage`` block is read strictly: ``prompt_tokens`` and
+``completion_tokens`` must be non-negative ints (not bools), an optional
+``prompt_tokens_details.cached_tokens`` too and no more than ``prompt_tokens``; a
+usage block that is missing, null, not an object or breaks one of these rules makes
+the call an ``error`` naming the field (re-run to retry), never a crash and never a
+negative cost. The estimate is local (characters / 4). Cost is None unless a
 ``price=(input, output)`` in USD per million tokens is given: local servers are free
 and there is no reliable price table for remote ones. The request key holds the model
 name, not the URL: the same model served elsewhere reuses the ledger.
@@ -32,18 +38,26 @@ from evalkit.errors import JudgeError
 from evalkit.judge._answer import TOOL_NAME, AnswerError, answer_schema, loads_strict
 from evalkit.judge._answer import looks_like_refusal as _looks_like_refusal
 from evalkit.judge._base import (
+    CALL_DEADLINE_S,
+    CHARS_PER_TOKEN,
+    CONNECT_TIMEOUT_S,
+    MISSING,
     RETRY_STATUSES,
     CostEstimate,
+    Reachability,
     Reply,
     Usage,
+    UsageError,
     char_estimate,
+    kind_of,
     parse_retry_after,
     retry_delay,
     scrub,
+    token_count,
 )
 from evalkit.judge._prompt import JudgeParams, JudgeRequest
 
-_SPEC = re.compile(r"^(https?://[^/:\s]+(?::\d+)?(?:/[^:\s]*)?):(\S+)$")
+_SPEC = re.compile(r"^(https?://(?:[^/@\s]*@)?[^/:@\s]+(?::\d+)?(?:/[^:\s]*)?):(\S+)$")
 _FLOATING_TAG = re.compile(r"(?:[:-])latest$")
 
 
@@ -78,6 +92,7 @@ class OpenAIBackend:
         backoff_base: float = 0.5,
         for_gate: bool = False,
         price: tuple[float, float] | None = None,
+        call_deadline: float = CALL_DEADLINE_S,
     ) -> None:
         if for_gate and _FLOATING_TAG.search(model):
             raise JudgeError(f"openai judge: {model!r} is a floating tag; pin a model version")
@@ -94,13 +109,22 @@ class OpenAIBackend:
         self.backoff_base = backoff_base
         self.price = price
         self.batch_mode = False
+        if not call_deadline > 0:
+            raise JudgeError(f"openai judge: call deadline {call_deadline!r} s is not positive")
+        self.call_deadline = call_deadline
+        self._reach = Reachability(self.base_url)
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout)
+            self._client = httpx.AsyncClient(timeout=self._timeouts)
         return self._client
 
+    @property
+    def _timeouts(self) -> httpx.Timeout:
+        return httpx.Timeout(self._timeout, connect=min(self._timeout, CONNECT_TIMEOUT_S))
+
     async def aclose(self) -> None:
+        self._reach.reset()
         if self._client is not None and self._own_client:
             await self._client.aclose()
             self._client = None
@@ -136,7 +160,8 @@ class OpenAIBackend:
         return (usage.input_tokens * self.price[0] + usage.output_tokens * self.price[1]) / 1e6
 
     async def call(self, request: JudgeRequest) -> Reply:
-        """One logical call with transport retries; never raises for HTTP failures."""
+        """One logical call with transport retries; never raises for HTTP failures, only
+        :class:`~evalkit.judge._base.ServerUnreachable` once the server is taken for dead."""
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         body = self.body(request)
         t0 = time.monotonic()
@@ -144,18 +169,32 @@ class OpenAIBackend:
         while True:
             attempt += 1
             wait: float | None = None
+            self._reach.check()
+            post = self._http().post(
+                f"{self.base_url}/chat/completions",
+                json=body,
+                headers=headers,
+                timeout=self._timeouts,
+            )
             try:
-                resp = await self._http().post(
-                    f"{self.base_url}/chat/completions",
-                    json=body,
-                    headers=headers,
-                    timeout=self._timeout,
-                )
+                resp = await asyncio.wait_for(post, self.call_deadline)
+            except httpx.ConnectTimeout:
+                error = f"connect timeout after {min(self._timeout, CONNECT_TIMEOUT_S):g} s"
+                self._reach.failed(error)
+            except httpx.ConnectError as exc:  # refused, DNS: the request never left
+                error = self._scrub(f"{type(exc).__name__}: {exc}")
+                self._reach.failed(error)
             except httpx.TimeoutException:
                 error = f"timeout after {self._timeout:g} s"
+                self._reach.reached()
             except httpx.TransportError as exc:
                 error = self._scrub(f"{type(exc).__name__}: {exc}")
+                self._reach.reached()
+            except TimeoutError:
+                error = f"no complete answer within the call deadline of {self.call_deadline:g} s"
+                self._reach.reached()
             else:
+                self._reach.reached()
                 if resp.status_code == 200:
                     return self._reply(resp, attempt, time.monotonic() - t0)
                 error = self._scrub(f"HTTP {resp.status_code}: {resp.text[:500]}")
@@ -181,15 +220,11 @@ class OpenAIBackend:
             return Reply("answer", problem=f"response body: {exc}", **common)
         if not isinstance(data, dict):
             return Reply("answer", problem="response body is not an object", **common)
-        u = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        assert isinstance(u, dict)
-        details = u.get("prompt_tokens_details") or {}
-        cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
-        usage = Usage(
-            input_tokens=int(u.get("prompt_tokens") or 0) - cached,
-            output_tokens=int(u.get("completion_tokens") or 0),
-            cache_read_tokens=cached,
-        )
+        try:
+            usage = read_usage(data)
+        except UsageError as exc:
+            error = self._scrub(f"malformed usage: {exc}")  # tokens and cost unknown
+            return Reply("error", error=error, usage=Usage(cost_usd=None), **common)
         usage.cost_usd = self.cost(usage)
         common.update(usage=usage, response_model=data.get("model"))
         choices = data.get("choices")
@@ -211,7 +246,33 @@ class OpenAIBackend:
             return Reply("answer", problem=str(exc), **common)
 
     async def estimate(self, requests: Sequence[JudgeRequest]) -> CostEstimate:
-        """Characters / 4 for input, 200 output tokens per dimension; cost if priced."""
+        """Local: characters / 4 for input, 200 output tokens per dimension; cost if priced.
+
+        Nothing is sent (there is no counting endpoint in the chat-completions API)."""
         inp, out = char_estimate(requests)
         cost = self.cost(Usage(input_tokens=inp, output_tokens=out))
-        return CostEstimate(inp, out, cost, "characters / 4; 200 output tokens per dimension")
+        method = f"characters / {CHARS_PER_TOKEN}; 200 output tokens per dimension"
+        return CostEstimate(inp, out, cost, method)
+
+
+def read_usage(data: dict[str, Any]) -> Usage:
+    """The ``usage`` of a chat-completions body, strictly (see the module docstring).
+
+    ``prompt_tokens`` counts cached prompt tokens too; they are split off into
+    ``cache_read_tokens``. :class:`~evalkit.judge._base.UsageError` names the bad field.
+    """
+    u = data.get("usage", MISSING)
+    if not isinstance(u, dict):
+        raise UsageError(f"usage is {kind_of(u)}, not an object")
+    prompt = token_count(u.get("prompt_tokens", MISSING), "usage.prompt_tokens")
+    completion = token_count(u.get("completion_tokens", MISSING), "usage.completion_tokens")
+    details = u.get("prompt_tokens_details")
+    cached = 0
+    if details is not None:
+        if not isinstance(details, dict):
+            raise UsageError(f"usage.prompt_tokens_details is {kind_of(details)}, not an object")
+        name = "usage.prompt_tokens_details.cached_tokens"
+        cached = token_count(details.get("cached_tokens"), name, required=False)
+        if cached > prompt:
+            raise UsageError(f"{name} ({cached}) is more than usage.prompt_tokens ({prompt})")
+    return Usage(input_tokens=prompt - cached, output_tokens=completion, cache_read_tokens=cached)

@@ -6,6 +6,9 @@ knowing its model or parameters. ``replay`` accepts the answer when exactly one 
 answered that content; ``replay:JUDGE`` (e.g. ``replay:anthropic:claude-sonnet-4-6``)
 picks that judge's answers when the ledger holds several. If one judge answered the
 same content more than once (other parameters), the latest non-error row is used.
+The ledger stores judge specs scrubbed of secrets (:mod:`evalkit.secrets`), so the
+judge named in ``replay:JUDGE`` is scrubbed the same way before it is compared:
+``replay:openai:http://user:KEY@host/v1:m`` finds the rows that spec wrote.
 
 A miss is a :class:`~evalkit.errors.LedgerError` naming, for the first misses, the
 case id, the scored turn and each rubric's dimension, version and hash.
@@ -18,6 +21,7 @@ from collections.abc import Sequence
 from evalkit.errors import LedgerError
 from evalkit.judge._ledger import Ledger
 from evalkit.judge._prompt import JudgeRequest
+from evalkit.secrets import scrub
 
 REPLAY_MODEL = "replay"
 
@@ -38,6 +42,7 @@ def resolve_replay(
     ledger: Ledger, requests: Sequence[JudgeRequest], judge: str | None = None
 ) -> list[str]:
     """The ledger request key answering each request, in order; LedgerError on a miss."""
+    judge = scrub(judge) if judge is not None else None
     found = ledger.by_content([r.content_key for r in requests])
     keys: list[str] = []
     misses: list[str] = []

@@ -147,11 +147,12 @@ class OpenAITarget:
             text = message.get("content") or message.get("refusal") or ""
         except (KeyError, IndexError, TypeError, AttributeError):
             raise TargetCallError("openai target: response has no choices[0].message") from None
-        usage = data.get("usage") or {}
+        usage = data.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
         return TargetReply(
             text=str(text),
-            input_tokens=usage.get("prompt_tokens"),
-            output_tokens=usage.get("completion_tokens"),
+            input_tokens=_count(usage.get("prompt_tokens")),
+            output_tokens=_count(usage.get("completion_tokens")),
             stop_reason=choice.get("finish_reason"),
         )
 
@@ -160,3 +161,11 @@ class OpenAITarget:
         if self._client is not None and self._client is not self._given_client:
             await self._client.aclose()
         self._client = self._given_client
+
+
+def _count(value: object) -> int | None:
+    """A token count the server reported, or None when it is missing or malformed (a
+    string, a bool, a negative or fractional number): unknown, never guessed."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None

@@ -6,7 +6,8 @@
 * :class:`CountingStub` is the Anthropic stub of :mod:`tests.stubs.anthropic_stub` that
   also logs, for every ``POST /v1/messages``, the request id shown to the judge, a hash
   of the body, the HTTP status it answered and the fault it applied; so duplicates and
-  retries are counted on the server side, not trusted from the client.
+  retries are counted on the server side, not trusted from the client. Read its counts
+  after ``wait_idle()``: every request a client sent has then been logged.
 * :class:`HostileStub` answers every judge request with content blocks built by a
   function of the request body (malformed or hostile answers through the real SDK).
 
@@ -18,12 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,6 @@ from tests.stubs.anthropic_stub import AnthropicStub, Fault, Response, request_i
 
 FAKE_KEY = "sk-ant-faults-FAKE-NOT-A-KEY-4b1d9e"
 MODEL = "claude-sonnet-4-6"
-LISTEN_BACKLOG = 128
 TOPICS = (
     "a headache", "a sore throat", "back pain", "a sprained ankle", "hay fever",
     "heartburn", "a mild sunburn", "a blocked nose", "trouble sleeping", "a bee sting",
@@ -105,22 +103,6 @@ class CountingStub(AnthropicStub):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.served: list[Served] = []
-        self._local = threading.local()
-
-    def start(self) -> CountingStub:
-        """Start with a listen backlog of 128 instead of the stdlib's 5.
-
-        With the default backlog, the 6th+ simultaneous connection waits for a TCP SYN
-        retransmission (about 1 s): a client with a short timeout then records an attempt
-        the server never saw, which would blur the server-side counts.
-        """
-        saved = ThreadingHTTPServer.request_queue_size
-        ThreadingHTTPServer.request_queue_size = LISTEN_BACKLOG
-        try:
-            super().start()
-        finally:
-            ThreadingHTTPServer.request_queue_size = saved
-        return self
 
     def _message(self, body: Any, fault: Fault | None) -> Response:
         self._local.fault = None if fault is None else fault.kind

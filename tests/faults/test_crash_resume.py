@@ -15,6 +15,10 @@ command again each time; the eleventh run finishes. Then:
 
 Also a ``--batch`` run killed while it collects an ended Message Batch, then resumed:
 nothing already recorded may be asked for again.
+
+No count races the clock: after each kill the test waits until the stub is idle (every
+request the killed process sent has been logged) before reading what was sent, and the
+batch run is killed at a point fixed by the stub holding the fifth re-ask.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ KILLS = 10
 CONCURRENCY = 8
 SEED = 9
 LATENCY_S = 0.05
+PATIENCE_S = 300.0  # a generous bound on waiting for progress, never a pace
 
 
 def recorded(ledger: Path) -> set[str]:
@@ -88,17 +93,17 @@ def test_sigkill_ten_times_then_resume_answers_everything_once(tmp_path: Path) -
                 cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
             )
             if point is None:
-                _, err = proc.communicate(timeout=120)
+                _, err = proc.communicate(timeout=PATIENCE_S)
                 assert proc.returncode == 0, err.decode()
             else:
-                deadline = time.monotonic() + 60
+                deadline = time.monotonic() + PATIENCE_S
                 while len(recorded(ledger)) < point:
                     assert proc.poll() is None, proc.communicate()
                     assert time.monotonic() < deadline, f"no progress towards {point}"
                     time.sleep(0.01)
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.communicate()
-            time.sleep(2 * LATENCY_S)  # let the stub finish what was in flight
+            assert stub.wait_idle(PATIENCE_S), "the stub never saw the killed client go"
             sent = [r.body for r in stub.message_requests()[start:]]
             ids = [rid for rid in (request_id_of(b) for b in sent) if rid]
             segments.append((before, ids, recorded(ledger)))
@@ -169,22 +174,29 @@ def test_sigkill_while_collecting_a_batch_re_asks_nothing_already_recorded(
         "--yes", "--quiet", "--batch", "--batch-poll", "0.05",
     ]  # fmt: skip
     with HostileStub(_alto_for_every_fourth, latency=LATENCY_S) as stub:
+        # Each unparseable batch item is re-asked twice, directly, one item at a time:
+        # answering 4 re-asks and holding the 5th stops the collection with exactly two
+        # unparseable items recorded and the batch still open.
+        stub.hold_after(4)
         env.update(ANTHROPIC_BASE_URL=stub.base_url, ANTHROPIC_API_KEY=FAKE_KEY)
         proc = subprocess.Popen(
             cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
-        deadline = time.monotonic() + 60
-        # kill mid-collection: two unparseable answers recorded, the batch still open
-        while _count(ledger, "SELECT COUNT(*) FROM requests WHERE status='unparseable'") < 2:
+        deadline = time.monotonic() + PATIENCE_S
+        unparseable = "SELECT COUNT(*) FROM requests WHERE status='unparseable'"
+        while _count(ledger, unparseable) < 2 or stub.held() < 1:
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the batch was never collected"
-            time.sleep(0.005)
+            time.sleep(0.01)
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate()
+        stub.release()
+        assert stub.wait_idle(PATIENCE_S), "the stub never saw the killed client go"
+        assert _count(ledger, unparseable) == 2
         assert _count(ledger, "SELECT COUNT(*) FROM batches WHERE status='open'") == 1
         before = recorded(ledger)
         sent_before = stub.sent_by_request_id()
-        done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, timeout=120)
+        done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, timeout=PATIENCE_S)
         assert done.returncode == 0, done.stderr.decode()
         sent_after = stub.sent_by_request_id() - sent_before
         assert len(stub.batches) == 1  # the batch itself was not submitted again

@@ -123,6 +123,7 @@ def test_cli_paid_calls_need_yes_and_a_pinned_model(
     base = ["--ledger", str(tmp_path / "l.sqlite"), "--catalogue", str(catalogue.root)]
     assert judge("--judge", f"anthropic:{MODEL}", *base) == 2
     assert "pass --yes" in capsys.readouterr().err
+    assert stub.requests == []
     assert judge("--judge", "anthropic:claude-sonnet-4-5", "--yes", *base) == 2
     assert "floating alias" in capsys.readouterr().err
     assert judge("--judge", f"anthropic:{MODEL}", "--yes", "--max-cost", "0.000001", *base) == 2
@@ -231,6 +232,12 @@ def _recorded(ledger: Path) -> list[str]:
 
 @pytest.mark.slow
 def test_sigkill_mid_run_then_resume_sends_nothing_twice(tmp_path: Path) -> None:
+    """Killed once 3 answers are recorded and the next 2 calls are held at the stub.
+
+    The kill point is set by the stub, not by the clock: it answers 3 requests and holds
+    every later one, so the ledger stops at exactly 3 rows with 2 calls in flight,
+    however slowly the machine starts the CLI.
+    """
     root = _kill_catalogue(tmp_path / "cat")
     ledger = tmp_path / "l.sqlite"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "EVALKIT_"))}
@@ -250,22 +257,27 @@ def test_sigkill_mid_run_then_resume_sends_nothing_twice(tmp_path: Path) -> None
         "2",
         "--quiet",
     ]
-    with AnthropicStub(latency=0.25) as stub:
+    with AnthropicStub() as stub:
+        stub.hold_after(3)
         env.update(ANTHROPIC_BASE_URL=stub.base_url, ANTHROPIC_API_KEY=FAKE_KEY)
         proc = subprocess.Popen(
             cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
-        deadline = time.monotonic() + 30
-        while len(_recorded(ledger)) < 3:
+        deadline = time.monotonic() + 300  # patience, not pace: the kill waits on the stub
+        while len(_recorded(ledger)) < 3 or stub.held() < 2:
             assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the run recorded nothing"
+            assert time.monotonic() < deadline, (
+                f"after 300 s: {len(_recorded(ledger))} recorded, {stub.held()} held"
+            )
             time.sleep(0.02)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
+        stub.release()
+        assert stub.wait_idle(300), "the stub never saw the killed client go"
         before_kill = set(_recorded(ledger))
         sent_before = len(stub.message_requests())
-        assert 3 <= len(before_kill) < 12
-        done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, timeout=60)
+        assert len(before_kill) == 3 and sent_before == 5
+        done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, timeout=300)
         assert done.returncode == 0, done.stderr.decode()
         second = [r.body for r in stub.message_requests()[sent_before:]]
         from tests.stubs.anthropic_stub import request_id_of

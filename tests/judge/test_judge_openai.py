@@ -76,7 +76,7 @@ def test_faults(catalogue: Catalogue, openai_stub: OpenAIStub, tmp_path: Path) -
 
 def test_timeout_is_retried(catalogue: Catalogue, openai_stub: OpenAIStub, tmp_path: Path) -> None:
     openai_stub.script(timeout())
-    frame = run(catalogue, tmp_path / "l.sqlite", backend(openai_stub, timeout=0.3),
+    frame = run(catalogue, tmp_path / "l.sqlite", backend(openai_stub, timeout=2.0),
                 cases=["j-masked"])  # fmt: skip
     assert frame.iloc[0].status == "ok" and frame.iloc[0].attempts == 2
 

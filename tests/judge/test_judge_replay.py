@@ -1,4 +1,5 @@
-"""Replay: answers from the ledger only; a miss names the case and the rubric hash."""
+"""Replay: answers from the ledger only; a miss names the case and the rubric hash; a judge
+spec that carries a credential is stored scrubbed and still replays."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from evalkit.errors import LedgerError
 from evalkit.judge import Ledger, judge_cases
 from evalkit.judge.anthropic import AnthropicBackend
 from tests.stubs.anthropic_stub import AnthropicStub
+from tests.stubs.openai_stub import OpenAIStub
 
 
 def test_replay_returns_what_the_ledger_holds(catalogue: Catalogue, tmp_path: Path) -> None:
@@ -26,7 +28,7 @@ def test_replay_from_a_jsonl_export_on_a_fresh_ledger(catalogue: Catalogue, tmp_
     with Ledger(tmp_path / "a.sqlite") as led:
         led.export_jsonl(tmp_path / "run.jsonl")
     with Ledger(tmp_path / "b.sqlite") as led:
-        led.import_jsonl(tmp_path / "run.jsonl")
+        led.import_jsonl(tmp_path / "run.jsonl", catalogue=catalogue)
     replayed = judge_cases(catalogue, judge="replay", ledger=tmp_path / "b.sqlite", progress=False)
     pd.testing.assert_frame_equal(first, replayed)
 
@@ -75,3 +77,27 @@ def test_several_judges_must_be_named(
         catalogue, ["j-masked"], judge="replay:baseline", ledger=ledger, progress=False
     )
     assert (base["judge"] == "baseline").all()
+
+
+def test_a_spec_with_a_credential_is_stored_scrubbed_and_replays(
+    catalogue: Catalogue, openai_stub: OpenAIStub, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "l.sqlite"
+    host = openai_stub.base_url.removeprefix("http://")
+    spec = f"openai:http://evalkit:url-password-0451@{host}:qwen2.5:7b"
+    live = judge_cases(catalogue, ["j-masked"], judge=spec, ledger=ledger, progress=False)
+    assert (live["status"] == "ok").all()
+    assert (live["judge"] == f"openai:http://[redacted]@{host}:qwen2.5:7b").all()
+    assert (live["model"] == "qwen2.5:7b").all()  # the userinfo is part of the URL
+    judge_cases(catalogue, ["j-benign"], judge="baseline", ledger=ledger, progress=False)
+    named = judge_cases(
+        catalogue, ["j-masked"], judge=f"replay:{spec}", ledger=ledger, progress=False
+    )
+    pd.testing.assert_frame_equal(live, named)
+    # The key does not hold the URL, so another password finds the same rows: nothing sent.
+    rotated = spec.replace("url-password-0451", "rotated-password-9")
+    sent = len(openai_stub.completion_requests())
+    again = judge_cases(catalogue, ["j-masked"], judge=rotated, ledger=ledger, progress=False)
+    assert len(openai_stub.completion_requests()) == sent
+    pd.testing.assert_frame_equal(live, again)
+    assert b"url-password-0451" not in ledger.read_bytes()

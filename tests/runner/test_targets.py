@@ -19,6 +19,7 @@ from evalkit.runner import (
     run_conversations,
 )
 from tests.runner.conftest import FAKE_KEY, ChatAnthropicStub, chat_reply
+from tests.stubs._server import bad_usage
 from tests.stubs.anthropic_stub import bad_request, overloaded, rate_limited, text_answer
 from tests.stubs.openai_stub import OpenAIStub
 
@@ -183,3 +184,18 @@ def test_replay_target_refuses_to_invent(small_cases: list[Case], tmp_path: Path
             await target.reply([], TurnContext(case, 3))
 
     asyncio.run(call())
+
+
+def test_openai_target_records_malformed_usage_as_unknown(
+    monkeypatch: pytest.MonkeyPatch, small_cases: list[Case], tmp_path: Path
+) -> None:
+    """A usage block that is a string, negative or a bool is unknown, never a crash."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test-PLANTED-0000")
+    with OpenAIStub(responder=lambda body: {"text": "Plain answer."}) as stub:
+        stub.script(bad_usage("lots"), bad_usage({"prompt_tokens": -5, "completion_tokens": True}))
+        recs = run_conversations(
+            small_cases[1:2], f"openai:{stub.base_url}:llama3.1:8b", store=tmp_path / "u.jsonl"
+        )
+    replies = recs[recs["role"] == "assistant"]
+    assert replies["text"].tolist() == ["Plain answer.", "Plain answer."]
+    assert replies["input_tokens"].isna().all() and replies["output_tokens"].isna().all()

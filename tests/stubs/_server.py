@@ -3,11 +3,23 @@
 A stub records every request, injects scripted faults in order, simulates latency and
 a request-rate limit, and counts requests in flight. Subclasses implement
 :meth:`StubServer.route`.
+
+For tests that count what the server received, without racing it:
+
+* :meth:`StubServer.wait_idle` waits until no connection is open or waiting to be
+  accepted, so every request a (possibly killed) client sent has been recorded;
+* :meth:`StubServer.hold_after` answers the next ``n`` answer requests and holds the
+  later ones until :meth:`StubServer.release`, so a client can be killed at a known
+  point (``held()`` says how many are waiting);
+* a ``timeout`` fault holds the request until the client hangs up (or ``hang_s``
+  passes), so the client always sees a timeout, however slow the machine.
 """
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -16,7 +28,14 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-FaultKind = Literal["none", "status", "timeout", "malformed", "refusal", "text", "drop"]
+FaultKind = Literal[
+    "none", "status", "timeout", "malformed", "refusal", "text", "drop", "usage", "trickle"
+]
+
+#: Listen backlog of every stub. With the stdlib's 5, the 6th simultaneous connection
+#: waits for a TCP SYN retransmission (about 1 s): a client with a short timeout then
+#: records an attempt the server never saw.
+LISTEN_BACKLOG = 128
 
 
 @dataclass(frozen=True)
@@ -24,11 +43,15 @@ class Fault:
     """One scripted misbehaviour, applied to the next answer request.
 
     ``status``: an HTTP error (``status``, optional ``retry_after`` seconds, ``error_type``).
-    ``timeout``: hold the request for the stub's ``hang_s`` before answering (the client
-    times out first). ``malformed``: a well-formed HTTP answer whose content breaks the
-    answer schema in the way ``variant`` names. ``refusal``: the API's refusal signal.
-    ``text``: a text-only answer ``text``. ``drop``: close the connection without a reply.
-    ``none``: a normal answer (a placeholder in a scripted sequence).
+    ``timeout``: hold the request until the client hangs up (or the stub's ``hang_s``
+    passes), then answer into the closed connection. ``malformed``: a well-formed HTTP
+    answer whose content breaks the answer schema in the way ``variant`` names.
+    ``refusal``: the API's refusal signal. ``text``: a text-only answer ``text``.
+    ``drop``: close the connection without a reply. ``usage``: a normal answer whose
+    ``usage`` block is ``usage`` (``variant="absent"``: no usage key at all).
+    ``trickle``: a normal answer whose body is sent one byte every ``interval`` seconds
+    (headers at once), so that no read timeout fires. ``none``: a normal answer (a
+    placeholder in a scripted sequence).
     """
 
     kind: FaultKind
@@ -37,6 +60,8 @@ class Fault:
     error_type: str = "api_error"
     variant: str = ""
     text: str = ""
+    usage: Any = None
+    interval: float = 0.05
 
 
 def ok() -> Fault:
@@ -76,6 +101,16 @@ def text_answer(text: str) -> Fault:
     return Fault("text", text=text)
 
 
+def bad_usage(usage: Any = None, *, absent: bool = False) -> Fault:
+    """A normal answer whose usage block is ``usage`` (or, ``absent``, missing)."""
+    return Fault("usage", usage=usage, variant="absent" if absent else "")
+
+
+def trickle(interval: float = 0.05) -> Fault:
+    """A normal answer sent one byte every ``interval`` seconds."""
+    return Fault("trickle", interval=interval)
+
+
 @dataclass
 class Recorded:
     """One request the stub received."""
@@ -94,6 +129,33 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
     raw: bytes | None = None
     drop: bool = False
+    trickle: float | None = None  # seconds between body bytes
+
+
+class _Server(ThreadingHTTPServer):
+    """The HTTP server of a stub: a deep backlog, and a count of open connections."""
+
+    request_queue_size = LISTEN_BACKLOG
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: Any, stub: StubServer) -> None:
+        super().__init__(address, handler)
+        self.stub = stub
+
+    def get_request(self) -> tuple[Any, Any]:
+        # Accept and count under one lock, so that StubServer.idle never sees a
+        # connection that has left the backlog but is not counted yet.
+        with self.stub._conn_lock:
+            request = super().get_request()
+            self.stub._connections += 1
+        return request
+
+    def shutdown_request(self, request: Any) -> None:
+        try:
+            super().shutdown_request(request)
+        finally:
+            with self.stub._conn_lock:
+                self.stub._connections -= 1
 
 
 class StubServer:
@@ -102,8 +164,9 @@ class StubServer:
     Use as a context manager (``with Stub() as stub: stub.base_url``). ``latency`` (s)
     delays every answer request; ``rate_limit=(n, seconds)`` answers 429 with a
     ``retry-after`` once more than ``n`` answer requests arrive within ``seconds``;
-    ``hang_s`` is how long a ``timeout`` fault holds a request; ``api_key`` if set must
-    be presented (bearer or x-api-key) or the stub answers 401.
+    ``hang_s`` is the longest a ``timeout`` fault holds a request (it ends sooner when
+    the client hangs up); ``api_key`` if set must be presented (bearer or x-api-key) or
+    the stub answers 401.
     """
 
     url_suffix = ""
@@ -129,15 +192,21 @@ class StubServer:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._port = port
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._conn_lock = threading.Lock()
+        self._connections = 0
+        self._local = threading.local()
+        self._answers = 0
+        self._hold_from: int | None = None
+        self._held = 0
+        self._gate = threading.Event()
 
     # -- lifecycle -----------------------------------------------------------------
 
     def start(self) -> StubServer:
         handler = _make_handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", self._port), handler, self)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -146,6 +215,7 @@ class StubServer:
 
     def stop(self) -> None:
         self._stop.set()
+        self._gate.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -165,6 +235,43 @@ class StubServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}{self.url_suffix}"
+
+    # -- waiting on the server, not on the clock -----------------------------------
+
+    def idle(self) -> bool:
+        """No connection open, none waiting in the listen backlog."""
+        assert self._server is not None, "stub not started"
+        with self._conn_lock:
+            waiting = select.select([self._server.socket], [], [], 0)[0]
+            return not waiting and self._connections == 0
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Wait until :meth:`idle` (every request sent has been recorded); False if
+        ``timeout`` seconds pass first. Clients must have closed their connections."""
+        deadline = time.monotonic() + timeout
+        while not self.idle():
+            if time.monotonic() > deadline:
+                return False
+            self._stop.wait(0.01)
+        return True
+
+    def hold_after(self, n: int) -> None:
+        """Answer the next ``n`` answer requests, then hold each later one until
+        :meth:`release` (or :meth:`stop`)."""
+        with self._lock:
+            self._hold_from = self._answers + n
+            self._gate.clear()
+
+    def release(self) -> None:
+        """Let every held request (and every later one) through."""
+        with self._lock:
+            self._hold_from = None
+        self._gate.set()
+
+    def held(self) -> int:
+        """Answer requests waiting at the gate of :meth:`hold_after`."""
+        with self._lock:
+            return self._held
 
     # -- scripting -----------------------------------------------------------------
 
@@ -203,18 +310,36 @@ class StubServer:
         )
 
     def hang(self) -> None:
-        """Hold the calling handler for ``hang_s`` (returns early when the stub stops)."""
-        self._stop.wait(self.hang_s)
+        """Hold the calling handler until its client hangs up, ``hang_s`` passes or the
+        stub stops."""
+        conn: socket.socket | None = getattr(self._local, "connection", None)
+        deadline = time.monotonic() + self.hang_s
+        while not self._stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            if conn is None:
+                self._stop.wait(left)
+                return
+            if select.select([conn], [], [], min(left, 0.05))[0]:
+                return  # the client closed the connection (or sent something): stop holding
 
     def answer_request(self, handler: Callable[[Fault | None], Response]) -> Response:
-        """Run an answer request: rate limit, in-flight count, latency, next fault."""
+        """Run an answer request: rate limit, in-flight count, gate, latency, next fault."""
         wait = self._rate_limited()
         if wait is not None:
             return self.error(429, "rate_limit_error", "stub rate limit", retry_after=wait)
         with self._lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._answers += 1
+            hold = self._hold_from is not None and self._answers > self._hold_from
+            self._held += hold
         try:
+            if hold:
+                self._gate.wait()
+                with self._lock:
+                    self._held -= 1
             if self.latency:
                 self._stop.wait(self.latency)
             return handler(self._next_fault())
@@ -250,6 +375,7 @@ def _make_handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 body = None
             headers = {k.lower(): v for k, v in self.headers.items()}
+            stub._local.connection = self.connection
             with stub._lock:
                 stub.requests.append(Recorded(method, self.path, headers, body))
             if not stub.authorised(headers):
@@ -268,7 +394,14 @@ def _make_handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
                 for k, v in resp.headers.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(payload)
+                if resp.trickle is None:
+                    self.wfile.write(payload)
+                    return
+                for i in range(len(payload)):
+                    self.wfile.write(payload[i : i + 1])
+                    if stub._stop.wait(resp.trickle):
+                        break
+                self.close_connection = True
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
 

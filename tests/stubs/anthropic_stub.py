@@ -26,6 +26,11 @@ transcript as evidence. Pass ``responder=`` (body -> answer dict) to answer othe
 Usage: input tokens are characters / 4; the system text is "cached" after its first
 use (``cache_creation_input_tokens`` once, then ``cache_read_input_tokens``).
 
+Usage faults (``bad_usage(value)`` or ``bad_usage(absent=True)``) replace or remove
+the ``usage`` block of an otherwise normal answer; ``trickle(interval)`` sends a normal
+answer one byte at a time. ``hold_after(n)``, ``held()``, ``release()`` and
+``wait_idle()`` come from :class:`tests.stubs._server.StubServer`.
+
 Malformed variants (``malformed(variant)``): ``missing_dimension``,
 ``extra_dimension``, ``duplicate_dimension``, ``bad_bin`` (``High``), ``extra_key``,
 ``wrong_type`` (``signal_present: "yes"``), ``bad_evidence`` (``t99``), ``no_tool``
@@ -54,6 +59,7 @@ from tests.stubs._server import (
     Response,
     StubServer,
     bad_request,
+    bad_usage,
     malformed,
     ok,
     overloaded,
@@ -62,6 +68,7 @@ from tests.stubs._server import (
     server_error,
     text_answer,
     timeout,
+    trickle,
 )
 
 __all__ = [
@@ -69,6 +76,7 @@ __all__ = [
     "Fault",
     "Recorded",
     "bad_request",
+    "bad_usage",
     "default_answer",
     "malformed",
     "ok",
@@ -80,6 +88,7 @@ __all__ = [
     "server_error",
     "text_answer",
     "timeout",
+    "trickle",
 ]
 
 _REQUEST_ID = re.compile(r"Request ([0-9a-f]{8})\b")
@@ -188,7 +197,6 @@ class AnthropicStub(StubServer):
         self.batches: dict[str, dict[str, Any]] = {}
         self._cached: set[str] = set()
         self._ids = itertools.count(1)
-        self._release = threading.Event()
 
     # -- helpers for tests ------------------------------------------------------------
 
@@ -269,7 +277,7 @@ class AnthropicStub(StubServer):
         if fault is not None and fault.kind == "refusal":
             content, stop = [], "refusal"
         n_dims = len(answer.get("scores", [])) if isinstance(answer, dict) else 1
-        return {
+        message = {
             "id": f"msg_{next(self._ids):06d}",
             "type": "message",
             "role": "assistant",
@@ -279,6 +287,11 @@ class AnthropicStub(StubServer):
             "stop_sequence": None,
             "usage": self._usage(body, n_dims),
         }
+        if fault is not None and fault.kind == "usage":
+            message.pop("usage")
+            if fault.variant != "absent":
+                message["usage"] = fault.usage
+        return message
 
     def _message(self, body: Any, fault: Fault | None) -> Response:
         if fault is not None and fault.kind == "status":
@@ -287,7 +300,8 @@ class AnthropicStub(StubServer):
             self.hang()
         if fault is not None and fault.kind == "drop":
             return Response(0, drop=True)
-        return Response(200, self.message_json(body, fault))
+        slow = fault.interval if fault is not None and fault.kind == "trickle" else None
+        return Response(200, self.message_json(body, fault), trickle=slow)
 
     # -- batches --------------------------------------------------------------------------
 

@@ -3,7 +3,9 @@
 Its ``base_url`` ends in ``/v1`` (as llama.cpp, vLLM and Ollama expose it). Answers
 follow ``response_format.json_schema.schema`` with the same default answer, faults
 and malformed variants as :mod:`tests.stubs.anthropic_stub`; a ``refusal`` fault sets
-``message.refusal``, ``malformed("not_json")`` sends content that is not JSON.
+``message.refusal``, ``malformed("not_json")`` sends content that is not JSON,
+``bad_usage(...)`` replaces (or removes) the ``usage`` block and ``trickle(...)`` sends
+the answer one byte at a time.
 Standalone: ``python -m tests.stubs.openai_stub --port 8766``.
 """
 
@@ -80,26 +82,29 @@ class OpenAIStub(StubServer):
         if fault is not None and fault.kind == "refusal":
             content, refusal = None, "I can't help with that."
         prompt = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4
-        return Response(
-            200,
-            {
-                "id": f"chatcmpl-{next(self._ids)}",
-                "object": "chat.completion",
-                "model": body.get("model", "stub"),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content, "refusal": refusal},
-                        "finish_reason": finish,
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": prompt,
-                    "completion_tokens": 120,
-                    "total_tokens": prompt + 120,
-                },
+        completion: dict[str, Any] = {
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion",
+            "model": body.get("model", "stub"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": refusal},
+                    "finish_reason": finish,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": 120,
+                "total_tokens": prompt + 120,
             },
-        )
+        }
+        if fault is not None and fault.kind == "usage":
+            completion.pop("usage")
+            if fault.variant != "absent":
+                completion["usage"] = fault.usage
+        slow = fault.interval if fault is not None and fault.kind == "trickle" else None
+        return Response(200, completion, trickle=slow)
 
 
 @contextmanager
