@@ -12,8 +12,6 @@ deadline (:data:`CALL_DEADLINE_S`) and the dead-server rule (:class:`Reachabilit
 
 from __future__ import annotations
 
-from evalkit.secrets import scrub as scrub_secrets
-
 import email.utils
 import random
 import time
@@ -24,6 +22,7 @@ from typing import Any, Literal, Protocol
 
 from evalkit.errors import JudgeError
 from evalkit.judge._prompt import JudgeParams, JudgeRequest
+from evalkit.secrets import scrub as scrub_secrets
 
 ReplyKind = Literal["answer", "refusal", "error"]
 
