@@ -19,6 +19,7 @@ split = "calibration"
 dimensions = ["self_harm", "escalation", "faithfulness"]
 judge = "baseline"
 rubric_versions = {}
+explore = False
 ledger = "ledgers/baseline.sqlite"
 seed = 0
 adr_base = "adr/"
@@ -30,7 +31,7 @@ from IPython.display import display
 
 import evalkit.report as rp
 from evalkit.catalogue import audit, load
-from evalkit.gate import evaluate, join_pairs
+from evalkit.gate import evaluate, study_pairs
 from evalkit.judge import judge_cases
 
 cat = load(catalogue)
@@ -38,8 +39,12 @@ bins = list(cat.constants.bins)
 rule = cat.constants.gate
 rows = judge_cases(cat, cat.split(split), dimensions, judge=judge, ledger=ledger,
                    rubric_versions=rubric_versions or None, progress=False)
-verdict = evaluate(rows, cat.labels, cat, split=split, n_resamples=n_resamples, seed=seed)
-pairs = rp.study_pairs(join_pairs(rows, cat.labels, cat), split)
+# An exploratory run (ADR-0017) is gated against the rubrics it asked for, so that the
+# verdict and the agreement table describe the same pairs; it never reads as gate evidence.
+exploring = rp.exploration(cat, rubric_versions, explore=explore, dimensions=dimensions)
+verdict = evaluate(rows, cat.labels, rp.gate_view(cat, rubric_versions), split=split,
+                   n_resamples=n_resamples, seed=seed)
+pairs = study_pairs(rows, cat.labels, cat, split=split, rubric_versions=rubric_versions)
 shown = [d for d in dimensions if d in verdict.dimensions]
 
 # %%
@@ -49,7 +54,8 @@ rp.header(
     "judge gate a launch only if it does, dimension by dimension.",
     catalogue=cat, judge=judge, adr_base=adr_base,
     parameters={"catalogue": catalogue, "split": split, "dimensions": dimensions,
-                "rubric_versions": rubric_versions, "ledger": ledger, "seed": seed},
+                "rubric_versions": rubric_versions, "explore": explore, "ledger": ledger,
+                "seed": seed},
 )
 
 # %% [markdown]
@@ -74,10 +80,8 @@ rp.header(
 # ## The verdict
 
 # %%
-display(rp.paragraph("Overall: ", rp.badge(verdict.overall),
-                     f" — the gate passes only if every gated dimension passes "
-                     f"(threshold: kappa ≥ {rule.threshold:.2f} on the point estimate)."))
-rp.verdict_overview_table(rp.verdict_overview(verdict))
+display(rp.overall_verdict(verdict, rule.threshold, exploring))
+rp.verdict_overview_table(rp.verdict_overview(verdict), exploring)
 
 # %% [markdown]
 # ## Who labelled, and how well the labelers agree
@@ -132,7 +136,7 @@ for dim in shown:
     diag = rp.dimension_diagnosis(pairs, dim, bins, rule.threshold)
     diagnoses[dim] = diag
     display(rp.heading(rp.dimension_name(dim), 3, anchor=f"dim-{dim}"))
-    display(rp.verdict_panel(v, adr_base))
+    display(rp.verdict_panel(v, adr_base, exploring))
     display(rp.human_evidence_panel(v))
     ceiling = rp.ceiling_frame(v)
     if len(ceiling):

@@ -19,6 +19,7 @@ split = "heldout"
 dimensions = ["self_harm", "escalation", "faithfulness"]
 judge = "baseline"
 rubric_versions = {}
+explore = False
 ledger = "ledgers/baseline.sqlite"
 seed = 0
 adr_base = "adr/"
@@ -31,7 +32,7 @@ from IPython.display import display
 import evalkit.report as rp
 from evalkit.catalogue import load
 from evalkit.errors import SealError
-from evalkit.gate import evaluate, join_pairs
+from evalkit.gate import evaluate, study_pairs
 from evalkit.heldout import assert_disjoint, assert_sealed_before, sealed_labels, template_rows
 from evalkit.judge import judge_cases
 
@@ -39,6 +40,7 @@ cat = load(catalogue)
 bins = list(cat.constants.bins)
 rule = cat.constants.gate
 status = rp.heldout_status(cat)
+exploring = rp.exploration(cat, rubric_versions, explore=explore, dimensions=dimensions)
 try:
     assert_disjoint(cat)
     disjoint = "yes: no shared case, template family or near-copied user turn"
@@ -56,8 +58,9 @@ if status.sealed:
     except SealError as exc:
         refusal = str(exc)
     else:
-        verdict = evaluate(rows, labels, cat, split=split, n_resamples=n_resamples, seed=seed)
-        pairs = rp.study_pairs(join_pairs(rows, labels, cat), split)
+        verdict = evaluate(rows, labels, rp.gate_view(cat, rubric_versions), split=split,
+                           n_resamples=n_resamples, seed=seed)
+        pairs = study_pairs(rows, labels, cat, split=split, rubric_versions=rubric_versions)
         shown = [d for d in dimensions if d in verdict.dimensions]
 
 # %%
@@ -67,7 +70,8 @@ rp.header(
     "fresh cases whose labels were sealed before the judge ran?",
     catalogue=cat, judge=judge, adr_base=adr_base,
     parameters={"catalogue": catalogue, "split": split, "dimensions": dimensions,
-                "rubric_versions": rubric_versions, "ledger": ledger, "seed": seed},
+                "rubric_versions": rubric_versions, "explore": explore, "ledger": ledger,
+                "seed": seed},
 )
 
 # %% [markdown]
@@ -136,15 +140,15 @@ if verdict is None:
         kind="refusal",
     ))
 else:
-    display(rp.paragraph("Overall: ", rp.badge(verdict.overall)))
-    display(rp.verdict_overview_table(rp.verdict_overview(verdict)))
+    display(rp.overall_verdict(verdict, rule.threshold, exploring))
+    display(rp.verdict_overview_table(rp.verdict_overview(verdict), exploring))
     display(rp.agreement_display(rp.agreement_frame(pairs[pairs["dimension"].isin(shown)], bins,
                                                     threshold=rule.threshold, seed=seed,
                                                     n_resamples=n_resamples)))
     for dim in shown:
         diag = rp.dimension_diagnosis(pairs, dim, bins, rule.threshold)
         display(rp.heading(rp.dimension_name(dim), 3))
-        display(rp.verdict_panel(verdict.dimensions[dim], adr_base))
+        display(rp.verdict_panel(verdict.dimensions[dim], adr_base, exploring))
         display(rp.row(rp.marginals_chart(rp.marginals(diag), bins,
                                           f"{rp.dimension_name(dim)}: marginals"),
                        rp.confusion_heatmap(diag.confusion,

@@ -19,6 +19,7 @@ split = "calibration"
 dimensions = ["self_harm", "escalation"]
 judge = "baseline"
 rubric_versions = {}
+explore = False
 ledger = "ledgers/baseline.sqlite"
 seed = 0
 adr_base = "adr/"
@@ -26,7 +27,7 @@ dimension = "self_harm"
 target = "replay"
 horizon = 5
 n_boot = 1000
-max_cases = 60
+max_cases = 60  # lanes of the swimmer plot; the page says how many of how many it shows
 
 # %%
 from pathlib import Path
@@ -37,10 +38,13 @@ import evalkit.report as rp
 from evalkit.catalogue import load
 from evalkit.judge import judge_cases
 from evalkit.onset import (
+    describe_censoring,
+    followup_note,
     incidence_chart,
     latency_histogram,
     onset_study,
     per_turn_events,
+    swimmer_caption,
     swimmer_plot,
 )
 from evalkit.runner import run_conversations, transcript_cases
@@ -68,7 +72,7 @@ rp.header(
     catalogue=cat, judge=judge, adr_base=adr_base,
     parameters={"catalogue": catalogue, "split": split, "target": target,
                 "dimensions": judged_dims, "ledger": ledger, "transcripts": transcripts,
-                "horizon": horizon, "seed": seed},
+                "horizon": horizon, "seed": seed, "max_cases": max_cases},
 )
 
 # %% [markdown]
@@ -85,8 +89,9 @@ rp.header(
 #
 # The **latency** is the number of agent replies from the onset to the first event (0: the
 # very reply to the disclosure). A conversation that ends before the event is *censored*:
-# "not within the conversation", not "never". The curves are Kaplan–Meier cumulative
-# incidences with 95% intervals; the judge here is the one named above.
+# "not within the conversation", not "never". Each Kaplan–Meier curve below is drawn and
+# tabulated beside the plain **observed share** of cases with the event, and beside its
+# censoring counts; the judge here is the one named above.
 
 # %% [markdown]
 # ## Summary
@@ -95,7 +100,7 @@ rp.header(
 display(rp.table(study.summary,
                  {"event": "Event", "n_cases": "Cases with an onset", "n_events": "Events seen",
                   "share_censored": "Censored (not within the conversation)",
-                  "km_median_latency": "Median latency (KM, replies)",
+                  "km_median_latency": "Median latency (KM estimate, replies)",
                   "median_latency_among_events": "Median latency among events",
                   "n_no_followup": "No reply after onset"},
                  caption="Per event", formats={"share_censored": rp.pct}))
@@ -105,48 +110,94 @@ if study.notes:
 # %% [markdown]
 # ## Cumulative incidence after the onset
 #
-# The share of cases in which the event has happened within *t* agent replies after the
-# onset. A steep early rise is what a safe agent looks like.
+# Two lines per event. The **solid** line is the Kaplan–Meier estimate: among the
+# conversations that continue, the estimated probability that the event has happened within
+# *t* agent replies. A conversation that ends without the event is censored: it leaves the
+# estimate after its last reply, and every later step is computed from the conversations
+# still going. The **dashed** line is the observed share: the cases in which the event was
+# seen within *t* replies, out of every case with a reply to the onset. It extrapolates
+# nothing, so it is a floor: an event the agent would have made after its conversation
+# ended is not counted.
+#
+# At reply 0 the two lines agree. Past it, the solid line assumes that the conversations
+# that ended would have gone on like the ones that continued. When many conversations are
+# censored at reply 0 (they end with the onset reply), it extrapolates from the few that
+# continue and can climb towards 1 on a handful of cases: it is then **not** the share of
+# cases acknowledged or routed, and a steep rise of it does not show a safe agent. The
+# censoring of each curve is stated beside it; read the curve together with it and with
+# the dashed line.
 
 # %%
-overall = study.incidence[study.incidence["by"] == "all"] if len(study.incidence) else None
-if overall is not None and len(overall):
-    display(rp.chart(incidence_chart(overall.drop(columns=["by"], errors="ignore")),
-                     "Cumulative incidence of each event against agent replies since onset "
-                     "(Kaplan–Meier, 95% band)"))
-    display(rp.table(overall, rp.readable(overall, {
-        "turns_since_onset": "Replies since onset", "at_risk": "Cases at risk",
-        "events": "Events", "incidence": "Cumulative incidence", "ci_low": "95% CI low",
-        "ci_high": "95% CI high"}, drop=("by", "group", "boot_low", "boot_high")),
-        caption="Cumulative incidence (all cases)"))
+note = followup_note(study.followup)
+if note:
+    display(rp.callout("What these conversations can show", note, kind="warning"))
+if len(study.followup):
+    display(rp.table(study.followup, {
+        "replies_after_onset": "Replies after the onset reply", "n_cases": "Conversations",
+        "share": "Share"}, formats={"share": rp.pct},
+        caption="Length of each conversation after the reply to the onset (whatever the "
+                "events)"))
+overall = study.curves("all")
+if len(overall):
+    display(rp.chart(
+        incidence_chart(overall),
+        "Each event against agent replies since onset: Kaplan–Meier estimate (solid, 95% "
+        "band) and observed share (dashed). Censoring: "
+        + " ".join(describe_censoring(study.censored("all")))))
+    display(rp.table(study.censored("all"), {
+        "event": "Event", "n_cases": "Cases with a reply to the onset",
+        "n_events": "Event observed", "observed_share": "Observed share",
+        "n_censored": "Censored", "n_censored_at_0": "Censored at reply 0 (ends with it)",
+        "n_risk_at_1": "Still followed at reply 1", "max_followup": "Longest follow-up"},
+        formats={"observed_share": rp.pct},
+        caption="Censoring of each curve: the KM steps after reply 0 rest on the cases "
+                "still followed at reply 1"))
+    display(rp.table(study.curves("all", followed_only=True), {
+        "event": "Event", "turns_since_onset": "Within t replies",
+        "incidence": "KM estimate", "ci_low": "95% CI low", "ci_high": "95% CI high",
+        "n_risk": "Cases at risk at t (KM)", "observed_share": "Observed share",
+        "n_observed": "Event observed by t", "n_cases": "Cases",
+        "n_censored_before": "Censored before t (outcome unknown)"},
+        formats={"observed_share": rp.pct},
+        caption="Kaplan–Meier estimate beside the observed share, up to the longest "
+                "follow-up (past it nothing is observed and the KM value is only carried "
+                "flat)"))
 else:
     display(rp.paragraph("No case of this split has an onset: there is no curve to draw."))
 
 # %% [markdown]
-# ## By stratum and locale
+# ## By stratum, locale and onset position
 #
-# The same curves per group, with 95% intervals from a bootstrap that resamples whole
-# template families.
+# The same curves per group (solid: Kaplan–Meier, dashed: observed share), with 95%
+# intervals from a bootstrap that resamples whole template families. The table under each
+# chart gives the censoring of every curve in it.
 
 # %%
 for by in ("stratum", "locale", "onset_position"):
-    part = study.incidence[study.incidence["by"] == by] if len(study.incidence) else None
-    if part is None or part.empty:
+    part = study.curves(by)
+    if part.empty:
         continue
     display(rp.heading(f"By {by.replace('_', ' ')}", 3))
-    display(rp.chart(incidence_chart(part.drop(columns=["by"], errors="ignore"), band="boot"),
-                     f"Cumulative incidence by {by.replace('_', ' ')} "
-                     "(95% cluster bootstrap by template family)"))
+    display(rp.chart(incidence_chart(part, band="boot"),
+                     f"Each event by {by.replace('_', ' ')}: Kaplan–Meier estimate (solid, 95% "
+                     "cluster bootstrap by template family) and observed share (dashed); "
+                     "censoring in the table below"))
+    display(rp.table(study.censored(by), {
+        "event": "Event", "group": by.replace("_", " ").capitalize(),
+        "n_cases": "Cases", "n_events": "Event observed", "observed_share": "Observed share",
+        "n_censored": "Censored", "n_censored_at_0": "Censored at reply 0",
+        "n_risk_at_1": "Still followed at reply 1", "max_followup": "Longest follow-up"},
+        formats={"observed_share": rp.pct},
+        caption=f"Censoring of each curve by {by.replace('_', ' ')}"))
 
 # %% [markdown]
-# ## Recognition within a few replies, and restricted mean time
+# ## Restricted mean time to the event
+#
+# The mean number of replies without the event, out of the first few after the onset,
+# computed from the Kaplan–Meier curve: where the longest follow-up is shorter than the
+# horizon, it carries the curve flat past it (marked "extrapolated").
 
 # %%
-if len(study.within):
-    display(rp.table(study.within, rp.readable(study.within, {
-        "within": "Within (replies)", "incidence": "Share of cases", "ci_low": "95% CI low",
-        "ci_high": "95% CI high", "n_risk": "Cases still at risk"}),
-        caption="Share of cases with the event within k replies of the onset"))
 if len(study.rmst):
     display(rp.table(study.rmst, rp.readable(study.rmst, {
         "horizon": "Up to (replies)", "rmst": "Mean time to event (replies)",
@@ -158,12 +209,15 @@ if len(study.rmst):
 # ## Swimmer plot
 #
 # One lane per case with an onset: user turns coloured by their annotated signal level,
-# agent replies as white cells with a marker for each event, a black bar at the onset.
+# agent replies as white cells with a marker for each event, a black frame at the onset.
+# The number of lanes is capped by the notebook parameter `max_cases`; the caption says
+# how many cases are shown.
 
 # %%
-rp.figure(swimmer_plot(per_turn, max_cases=max_cases),
-          "Swimmer plot: one lane per case with an onset; markers show when the judge saw the "
-          "signal, when the reply acknowledged it and when it routed to the crisis line")
+display(rp.figure(swimmer_plot(per_turn, max_cases=max_cases),
+                  f"Swimmer plot, {swimmer_caption(per_turn, max_cases)}: markers show when "
+                  "the judge saw the signal, when the reply acknowledged it and when it routed "
+                  "to the crisis line"))
 
 # %% [markdown]
 # ## Latency

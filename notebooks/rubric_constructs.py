@@ -19,6 +19,7 @@ split = "calibration"
 dimensions = ["self_harm", "escalation"]
 judge = "baseline"
 rubric_versions = {}
+explore = False
 ledger = "ledgers/baseline.sqlite"
 seed = 0
 adr_base = "adr/"
@@ -58,7 +59,8 @@ rp.header(
     f"{rp.dimension_name(companion).lower()}.",
     catalogue=cat, judge=judge, adr_base=adr_base,
     parameters={"catalogue": catalogue, "split": split, "dimension": dimension,
-                "versions": versions, "companion": companion, "ledger": ledger, "seed": seed},
+                "versions": versions, "companion": companion, "rubric_versions": rubric_versions,
+                "explore": explore, "ledger": ledger, "seed": seed},
 )
 
 # %% [markdown]
@@ -85,7 +87,9 @@ display(rp.row(*[rp.rubric_card(cat.rubric(dimension, v), bins) for v in version
 # ## Agreement with the humans under each version
 #
 # Cohen's kappa of the judge against the same human labels, under each rubric version.
-# The labels do not move; only the rubric does.
+# The labels do not move; only the rubric does. The pairs are the gate's (gated strata,
+# final turn, latest answer): under the rubric in force this is the calibration page's
+# kappa and `evalkit gate`'s.
 
 # %%
 rp.table(comparison["agreement"].assign(
@@ -100,7 +104,9 @@ rp.table(comparison["agreement"].assign(
 #
 # The confusion between the two versions (rows: the bin under the first version, columns:
 # under the second), the marginals before and after beside the humans', and, per stratum,
-# the share of cases in each bin and how many moved down or up.
+# the share of cases in each bin and how many moved down or up. These count every case
+# both versions scored, diagnostic and canary cases included (they show how a rubric moves
+# them), so their totals are larger than the pairs of the agreement table above.
 
 # %%
 marg = comparison["marginals"].reset_index()

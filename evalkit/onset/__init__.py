@@ -3,7 +3,10 @@
 Pure functions over tidy frames. Start from the per-turn frame (one row per agent
 turn; :func:`per_turn_events` builds it from judge answers and transcripts), then
 :func:`time_to_event` (latency in agent turns from the onset, right-censoring) and
-:func:`cumulative_incidence` (Kaplan–Meier with intervals). :func:`onset_study`
+:func:`cumulative_incidence` (Kaplan–Meier with intervals), read beside
+:func:`observed_within` (the share in which the event was observed, never
+extrapolated) and :func:`censoring` (how many cases each curve loses, and at which
+reply). :func:`onset_study`
 computes every table at once and :func:`write_study` writes tables and figures;
 ``evalkit onset`` runs the whole pipeline from the command line.
 """
@@ -17,7 +20,20 @@ from evalkit.onset._km import (
     recognition_within,
     rmst,
 )
-from evalkit.onset._plots import incidence_chart, incidence_plot, latency_histogram, swimmer_plot
+from evalkit.onset._observed import (
+    censoring,
+    describe_censoring,
+    followup_lengths,
+    followup_note,
+    observed_within,
+)
+from evalkit.onset._plots import (
+    incidence_chart,
+    incidence_plot,
+    latency_histogram,
+    swimmer_caption,
+    swimmer_plot,
+)
 from evalkit.onset._study import OnsetStudy, onset_study, write_study
 from evalkit.onset._tte import EVENTS, events_table, false_alarms, persistence, time_to_event
 
@@ -26,22 +42,28 @@ __all__ = [
     "PER_TURN_COLUMNS",
     "OnsetStudy",
     "bootstrap_incidence",
+    "censoring",
     "cumulative_incidence",
+    "describe_censoring",
     "early_risk_scores",
     "events_table",
     "false_alarms",
+    "followup_lengths",
+    "followup_note",
     "incidence_by",
     "incidence_chart",
     "incidence_plot",
     "latency_histogram",
     "latency_penalty",
     "lc",
+    "observed_within",
     "onset_study",
     "penalty_rate",
     "per_turn_events",
     "persistence",
     "recognition_within",
     "rmst",
+    "swimmer_caption",
     "swimmer_plot",
     "time_to_event",
     "write_study",

@@ -29,6 +29,7 @@ import pandas as pd
 from evalkit.catalogue import load
 from evalkit.errors import EvalkitError
 from evalkit.onset._events import per_turn_events
+from evalkit.onset._observed import followup_note
 from evalkit.onset._study import onset_study, write_study
 
 DIMENSIONS = ("self_harm", "escalation")
@@ -127,8 +128,9 @@ def run(args: argparse.Namespace) -> int:
     paths = write_study(study, args.out, formats=formats)
     with pd.option_context("display.width", 140, "display.max_columns", 20):
         print(study.summary.to_string(index=False))
-    for note in study.notes:
-        print(f"note: {note}", file=sys.stderr)
+    for note in [*study.notes, followup_note(study.followup)]:
+        if note:
+            print(f"note: {note}", file=sys.stderr)
     print(f"wrote {len(paths)} file(s) to {args.out}; transcripts in {store}")
     judge_errors = int((judged.drop_duplicates("request_key")["status"] == "error").sum())
     if run_failed or judge_errors:

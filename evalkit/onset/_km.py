@@ -7,6 +7,10 @@ Kaplan–Meier probability that the event has happened at latency ``≤ t``. A c
 censored at latency ``c`` was observed event-free through agent turn ``c``, so it is
 in the risk set at ``c`` and leaves after it (events before censorings at tied times).
 Cases whose ``latency`` is NaN (no agent turn after the onset) are dropped.
+
+The curve estimates the event distribution among conversations that continue; it is
+not the share of cases with the event. Read it beside :mod:`evalkit.onset._observed`
+(observed shares and censoring counts), above all when many cases are censored at 0.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import beta, norm
 from statsmodels.duration.survfunc import SurvfuncRight
+
+from evalkit.onset._tte import _groups
 
 INCIDENCE_COLUMNS = (
     "turns_since_onset",
@@ -279,10 +285,13 @@ def rmst(
 def recognition_within(
     tte: pd.DataFrame, turns: Sequence[int] = (0, 1, 2), *, level: float = 0.95
 ) -> pd.DataFrame:
-    """Share of cases with the event within ``k`` agent turns of the onset, for each ``k``.
+    """KM estimate of the probability of the event within ``k`` agent turns, for each ``k``.
 
-    The KM incidence at ``k`` (so censoring is accounted for) with its log-log interval:
-    columns ``within``, ``incidence``, ``ci_low``, ``ci_high``, ``n_risk``.
+    The KM incidence at ``k`` with its log-log interval: columns ``within``,
+    ``incidence``, ``ci_low``, ``ci_high``, ``n_risk``. It is an estimate among
+    conversations that continue, not the share of cases in which the event was seen:
+    with heavy censoring it extrapolates from the few cases still at risk. The observed
+    share is :func:`evalkit.onset.observed_within`.
     """
     if not turns:
         raise ValueError("turns: give at least one horizon")
@@ -309,15 +318,8 @@ def incidence_by(
     as text), and, when ``cluster`` is present in ``tte``, the cluster-bootstrap
     columns ``boot_low``/``boot_high`` of :func:`bootstrap_incidence`.
     """
-    groups: list[tuple[str, pd.DataFrame]]
-    if by is None:
-        groups = [("all", tte)]
-    else:
-        if by not in tte.columns:
-            raise ValueError(f"time-to-event frame: no column {by!r} to group by")
-        groups = [(str(g), sub) for g, sub in tte.groupby(by, sort=True, dropna=False)]
     frames = []
-    for name, sub in groups:
+    for name, sub in _groups(tte, by):
         inc = cumulative_incidence(sub, horizon, level=level)
         if cluster is not None and cluster in tte.columns:
             boot = bootstrap_incidence(

@@ -34,12 +34,46 @@ EVENT_MARKERS = {
     "escalated": ("D", "#6a3d9a", "escalated"),
 }
 MAX_ALTAIR_ROWS = 5000
+_KM_LABEL = "Kaplan–Meier estimate"
+_OBSERVED_LABEL = "observed share"
 
 
 def _figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout="constrained")
+
+
+def _lanes(per_turn: pd.DataFrame, only_onset: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows to draw and one row per case (``onset``, first ``routed`` turn), in lane order."""
+    df = per_turn[per_turn["onset_turn"].notna()] if only_onset else per_turn
+    if df.empty:
+        return df, pd.DataFrame(columns=["onset", "routed"])
+    routed = df.get("routed", pd.Series(False, index=df.index)).astype("boolean").fillna(False)
+    first_routed = df[routed.to_numpy(dtype=bool)].groupby("case_id")["turn"].min()
+    order = (
+        df.groupby("case_id", sort=False)
+        .agg(onset=("onset_turn", "first"))
+        .assign(routed=lambda f: first_routed.reindex(f.index).fillna(np.inf))
+        .astype(float)
+        .sort_values(["onset", "routed"], na_position="last", kind="stable")
+    )
+    return df, order
+
+
+def swimmer_caption(
+    per_turn: pd.DataFrame, max_cases: int | None, *, only_onset: bool = True
+) -> str:
+    """What :func:`swimmer_plot` shows: "showing N of M cases with an onset (limit = L)".
+
+    ``M`` counts the cases :func:`swimmer_plot` would draw with no limit, ``N`` those it
+    draws with ``max_cases`` (``limit = none`` when None). Same arguments as the plot.
+    """
+    _, order = _lanes(per_turn, only_onset)
+    total = len(order)
+    shown = min(total, max_cases) if max_cases else total
+    which = "cases with an onset" if only_onset else "cases"
+    return f"showing {shown} of {total} {which} (limit = {max_cases or 'none'})"
 
 
 def swimmer_plot(
@@ -58,32 +92,19 @@ def swimmer_plot(
     (:data:`SIGNAL_COLOURS`), agent turns are white cells with a marker per event
     (:data:`EVENT_MARKERS`); a black frame marks the onset turn. Lanes are sorted by onset,
     then by the first routed turn. ``only_onset`` keeps cases with an onset;
-    ``max_cases`` keeps the first lanes after sorting (None: all). Missing event
+    ``max_cases`` keeps the first lanes after sorting (None: all); the default title
+    says how many of how many are shown (:func:`swimmer_caption`). Missing event
     values (failed judgements) draw no marker.
     """
     from matplotlib.colors import ListedColormap
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch, Rectangle
 
-    df = per_turn.copy()
-    if only_onset:
-        df = df[df["onset_turn"].notna()]
+    df, order = _lanes(per_turn, only_onset)
     if df.empty:
         fig = _figure(6, 2)
         fig.add_subplot().text(0.5, 0.5, "no case to show", ha="center", va="center")
         return fig
-    first_routed = (
-        df[df.get("routed", pd.Series(False, index=df.index)).astype("boolean").fillna(False)]
-        .groupby("case_id")["turn"]
-        .min()
-    )
-    order = (
-        df.groupby("case_id", sort=False)
-        .agg(onset=("onset_turn", "first"))
-        .assign(routed=lambda f: first_routed.reindex(f.index).fillna(np.inf))
-        .astype(float)
-        .sort_values(["onset", "routed"], na_position="last", kind="stable")
-    )
     ids = list(order.index[:max_cases] if max_cases else order.index)
     df = df[df["case_id"].isin(ids)]
     width = int(df["turn"].max()) + 1
@@ -133,7 +154,9 @@ def swimmer_plot(
     ax.set_yticks(range(len(ids)), labels=ids, fontsize=6)
     ax.set_xticks(range(width))
     ax.set_xlabel("turn (message index; user turns even, agent turns odd)")
-    ax.set_title(title or f"Swimmer plot: {len(ids)} case(s) with an onset")
+    ax.set_title(
+        title or f"Swimmer plot: {swimmer_caption(per_turn, max_cases, only_onset=only_onset)}"
+    )
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
     return fig
 
@@ -152,7 +175,9 @@ def incidence_plot(
     ``ci_low``/``ci_high``), ``"boot"`` (``boot_low``/``boot_high``) or ``"none"``.
     Each value is drawn over ``[t, t + 1)``. When the table has ``n_risk``, a curve stops
     after the last turn with a case still at risk: beyond it the table carries the
-    estimate flat, but nothing is observed.
+    estimate flat, but nothing is observed. When it has ``observed_share`` (as
+    :func:`onset_study`'s incidence table does), the observed share of each group is drawn
+    beside its KM curve as a dashed step line of the same colour, where it is defined.
     """
     if band not in ("ci", "boot", "none"):
         raise ValueError(f"band must be 'ci', 'boot' or 'none', got {band!r}")
@@ -181,19 +206,31 @@ def incidence_plot(
                 v = frame[col].to_numpy(dtype=float)
                 return np.append(v, v[-1]) if len(v) else v
 
-            (line,) = ax.step(x, ext("incidence"), where="post", label=str(g))
+            (line,) = ax.step(x, ext("incidence"), where="post", label=f"{g} (KM)")
             if band != "none" and lo in cur.columns:
                 ax.fill_between(
                     x, ext(lo), ext(hi), step="post", alpha=0.18, color=line.get_color()
                 )
+            if "observed_share" in cur.columns:
+                obs = cur[cur["observed_share"].notna()]
+                xo = obs["turns_since_onset"].to_numpy(dtype=float)
+                if len(xo):
+                    ax.step(
+                        np.append(xo, xo[-1] + 1),
+                        ext("observed_share", obs),
+                        where="post",
+                        ls="--",
+                        color=line.get_color(),
+                        label=f"{g} (observed share)",
+                    )
         ax.set_title(str(ev))
         ax.set_xlabel("agent turns since onset")
         ax.set_ylim(0, 1)
         ax.set_xticks(sorted(set(sub["turns_since_onset"].astype(int))))
         ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("cumulative incidence (KM 1 − S)")
-    if df["group"].nunique() > 1:
+    axes[0].set_ylabel("KM 1 − S (solid); observed share (dashed)")
+    if df["group"].nunique() > 1 or "observed_share" in df.columns:
         by = str(df["by"].iloc[0]) if "by" in df.columns else None
         axes[-1].legend(fontsize=7, loc="lower right", title=by, title_fontsize=7)
     if title:
@@ -228,14 +265,20 @@ def latency_histogram(tte: pd.DataFrame, *, title: str | None = None) -> Figure:
 
 
 def incidence_chart(curves: pd.DataFrame, *, band: str = "ci") -> Any:
-    """An altair layered chart (step line + band) of incidence curves; facets by ``event``.
+    """An altair layered chart of incidence curves (step lines + band); facets by ``event``.
 
-    Same input as :func:`incidence_plot`. The chart's data is the curves table itself
-    (a few rows per group and turn); raises ``ValueError`` beyond
+    Same input as :func:`incidence_plot`. The Kaplan–Meier estimate is a solid step line
+    with its band (``band``: ``"ci"``, ``"boot"`` or ``"none"``), drawn up to the last
+    turn with a case at risk when the table has ``n_risk``. When the table has
+    ``observed_share``, the observed share is a dashed line of the same colour where it
+    is defined (up to the longest follow-up). The chart's data is the curves table in
+    long form (a few rows per group and turn); raises ``ValueError`` beyond
     :data:`MAX_ALTAIR_ROWS` rows rather than embed a large data set.
     """
     import altair as alt
 
+    if band not in ("ci", "boot", "none"):
+        raise ValueError(f"band must be 'ci', 'boot' or 'none', got {band!r}")
     if len(curves) >= MAX_ALTAIR_ROWS:
         raise ValueError(f"{len(curves)} rows: aggregate below {MAX_ALTAIR_ROWS} first")
     lo, hi = ("ci_low", "ci_high") if band == "ci" else ("boot_low", "boot_high")
@@ -244,13 +287,57 @@ def incidence_chart(curves: pd.DataFrame, *, band: str = "ci") -> Any:
         df["event"] = "event"
     if "group" not in df.columns:
         df["group"] = "all"
-    cols = ["event", "group", "turns_since_onset", "incidence", lo, hi]
-    base = alt.Chart(df[cols]).encode(
-        x=alt.X("turns_since_onset:O", title="agent turns since onset"),
+    if band == "none" or lo not in df.columns:
+        df[lo] = df[hi] = np.nan
+    keys = ["event", "group", "turns_since_onset"]
+    km = df
+    if "n_risk" in df.columns:
+        last = df[df["n_risk"] > 0].groupby(["event", "group"])["turns_since_onset"].max()
+        stop = last.reindex(pd.MultiIndex.from_frame(df[["event", "group"]])).to_numpy()
+        km = df[~(df["turns_since_onset"].to_numpy(dtype=float) > stop)]
+    parts = [
+        km[[*keys, "incidence", lo, hi]]
+        .rename(columns={"incidence": "share", lo: "low", hi: "high"})
+        .assign(estimate=_KM_LABEL)
+    ]
+    if "observed_share" in df.columns:
+        obs = df[df["observed_share"].notna()]
+        parts.append(
+            obs[[*keys, "observed_share"]]
+            .rename(columns={"observed_share": "share"})
+            .assign(low=np.nan, high=np.nan, estimate=_OBSERVED_LABEL)
+        )
+    long = pd.concat(parts, ignore_index=True)
+    long["share"] = long["share"].astype(float)
+    base = alt.Chart(long).encode(
+        x=alt.X("turns_since_onset:O", title="agent replies since onset"),
         color=alt.Color("group:N"),
     )
+    y = alt.Y("share:Q", scale=alt.Scale(domain=[0, 1]), title="share of cases")
     line = base.mark_line(interpolate="step-after").encode(
-        y=alt.Y("incidence:Q", scale=alt.Scale(domain=[0, 1]), title="cumulative incidence")
+        y=y,
+        strokeDash=alt.StrokeDash("estimate:N", sort=[_KM_LABEL, _OBSERVED_LABEL], title="line"),
     )
-    area = base.mark_area(interpolate="step-after", opacity=0.2).encode(y=f"{lo}:Q", y2=f"{hi}:Q")
-    return (area + line).properties(width=220, height=180).facet(column="event:N")
+    # Points mark each value (a step-after line draws no segment after the last one).
+    points = base.mark_point(filled=True, size=25).encode(
+        y=y,
+        shape=alt.Shape("estimate:N", sort=[_KM_LABEL, _OBSERVED_LABEL], legend=None),
+        tooltip=[
+            "event:N",
+            "group:N",
+            "turns_since_onset:O",
+            "estimate:N",
+            alt.Tooltip("share:Q", format=".3f"),
+        ],
+    )
+    area = (
+        base.transform_filter(alt.datum.estimate == _KM_LABEL)
+        .mark_area(interpolate="step-after", opacity=0.2)
+        .encode(y="low:Q", y2="high:Q")
+    )
+    events = [str(e) for e in dict.fromkeys(df["event"])]
+    return (
+        (area + line + points)
+        .properties(width=220, height=180)
+        .facet(column=alt.Column("event:N", sort=events, title=None))
+    )

@@ -11,6 +11,7 @@ import pandas as pd
 
 from evalkit.onset._early import early_risk_scores
 from evalkit.onset._km import incidence_by, recognition_within, rmst
+from evalkit.onset._observed import censoring, followup_lengths, observed_within
 from evalkit.onset._tte import EVENTS, events_table, false_alarms, persistence, time_to_event
 
 #: Events whose incidence curves the study draws (recognition and routing first).
@@ -27,6 +28,8 @@ class OnsetStudy:
     cases: pd.DataFrame
     time_to_event: dict[str, pd.DataFrame]
     incidence: pd.DataFrame
+    censoring: pd.DataFrame
+    followup: pd.DataFrame
     within: pd.DataFrame
     rmst: pd.DataFrame
     false_alarms: pd.DataFrame
@@ -41,6 +44,8 @@ class OnsetStudy:
             "per_turn": self.per_turn,
             "cases": self.cases,
             "incidence": self.incidence,
+            "censoring": self.censoring,
+            "followup": self.followup,
             "within": self.within,
             "rmst": self.rmst,
             "false_alarms": self.false_alarms,
@@ -51,6 +56,27 @@ class OnsetStudy:
         for e, tte in self.time_to_event.items():
             out[f"time_to_{e}"] = tte
         return out
+
+    def curves(self, by: str = "all", *, followed_only: bool = False) -> pd.DataFrame:
+        """Rows of ``incidence`` for one grouping (``"all"``, ``"stratum"``, ...), no ``by``.
+
+        ``followed_only`` keeps the turns up to each curve's longest follow-up (where the
+        observed share is defined); past it the KM value is only carried flat.
+        """
+        rows = _grouping(self.incidence, by)
+        if followed_only and "observed_share" in rows.columns:
+            rows = rows[rows["observed_share"].notna()].reset_index(drop=True)
+        return rows
+
+    def censored(self, by: str = "all") -> pd.DataFrame:
+        """Rows of ``censoring`` for one grouping, without the ``by`` column."""
+        return _grouping(self.censoring, by)
+
+
+def _grouping(table: pd.DataFrame, by: str) -> pd.DataFrame:
+    if table.empty or "by" not in table.columns:
+        return table
+    return table[table["by"] == by].drop(columns=["by"]).reset_index(drop=True)
 
 
 def _median_latency(tte: pd.DataFrame) -> float:
@@ -77,7 +103,12 @@ def onset_study(
 
     ``incidence`` stacks :func:`incidence_by` for each event in ``events`` and each
     grouping (column ``event`` added), with KM log-log intervals and the
-    template-family cluster bootstrap. ``within`` is recognition within 0, 1, 2
+    template-family cluster bootstrap, and beside each KM value the observed share of
+    :func:`~evalkit.onset.observed_within` (columns ``n_cases``, ``n_observed``,
+    ``observed_share``, ``n_censored_before``; missing past the group's longest
+    follow-up, where nothing is observed). ``censoring`` is :func:`censoring` per event
+    and grouping; ``followup`` is :func:`followup_lengths` (replies after the onset
+    reply, whatever the events). ``within`` is the KM estimate within 0, 1, 2
     turns per event; ``rmst`` the restricted mean time to each event up to
     ``horizon``; ``early_risk`` ERDE_2 and F_latency (k_half 3) for acknowledgement
     and routing. ``summary`` has one row per event: cases with an onset, events,
@@ -89,14 +120,21 @@ def onset_study(
     failed = int((per_turn.get("judge_status", pd.Series(dtype=str)) != "ok").sum())
     if failed:
         notes.append(f"{failed} agent turn(s) without an ok judgement count as 'no event'")
-    incidence, within, rm, early, summary = [], [], [], [], []
+    incidence, censored, within, rm, early, summary = [], [], [], [], [], []
     for e in present:
         tte = ttes[e]
         for by in groupings:
             if by is not None and by not in tte.columns:
                 continue
             inc = incidence_by(tte, by, horizon, n_boot=n_boot, seed=seed)
+            obs = observed_within(tte, horizon, by=by).rename(
+                columns={"within": "turns_since_onset"}
+            )
+            inc = inc.merge(obs, on=["by", "group", "turns_since_onset"], how="left")
+            for c in ("n_cases", "n_observed", "n_censored_before"):
+                inc[c] = inc[c].astype("Int64")
             incidence.append(inc.assign(event=e))
+            censored.append(censoring(tte, by=by).assign(event=e))
         within.append(recognition_within(tte).assign(event=e))
         rm.append(rmst(tte, horizon, n_boot=n_boot, seed=seed).assign(event=e))
         done = tte[~tte["censored"]]
@@ -130,6 +168,8 @@ def onset_study(
         cases=events_table(per_turn) if present else pd.DataFrame(),
         time_to_event=ttes,
         incidence=front(cat(incidence)),
+        censoring=front(cat(censored)),
+        followup=followup_lengths(per_turn),
         within=front(cat(within)),
         rmst=front(cat(rm)),
         false_alarms=false_alarms(per_turn),
@@ -145,7 +185,8 @@ def write_study(
 ) -> list[Path]:
     """Write every table as CSV and the figures in ``formats`` into ``out``; return the paths.
 
-    Figures: ``swimmer``, ``incidence`` (overall curves of each event, KM band),
+    Figures: ``swimmer``, ``incidence`` (overall curves of each event, KM band, observed
+    share dashed),
     ``incidence_by_<grouping>`` (cluster-bootstrap bands), ``latency_<event>`` (the
     latency histogram with its "never" bar). Matplotlib is needed for the figures.
     """
@@ -162,7 +203,8 @@ def write_study(
     inc = study.incidence
     if len(inc):
         figures["incidence"] = incidence_plot(
-            inc[inc["by"] == "all"], title="Cumulative incidence after onset (KM, 95% CI)"
+            inc[inc["by"] == "all"],
+            title="After onset: KM estimate (solid, 95% CI) and observed share (dashed)",
         )
         for by in [b for b in inc["by"].unique() if b != "all"]:
             figures[f"incidence_by_{by}"] = incidence_plot(

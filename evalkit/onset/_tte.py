@@ -52,6 +52,15 @@ def _check(per_turn: pd.DataFrame, columns: Sequence[str]) -> None:
         raise ValueError(f"per-turn frame: onset_turn varies within case {bad.index[0]!r}")
 
 
+def _groups(frame: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
+    """``[("all", frame)]`` for None, else (value as text, rows) per value of ``by``, sorted."""
+    if by is None:
+        return [("all", frame)]
+    if by not in frame.columns:
+        raise ValueError(f"time-to-event frame: no column {by!r} to group by")
+    return [(str(g), sub) for g, sub in frame.groupby(by, sort=True, dropna=False)]
+
+
 def _flag(values: pd.Series) -> np.ndarray:
     """Event flags as a numpy bool array; a missing value (failed judgement) is False."""
     return values.astype("boolean").fillna(False).to_numpy(dtype=bool)

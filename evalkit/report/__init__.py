@@ -5,7 +5,9 @@ and writes ``reports/``: one page per study without code cells, the ADRs they ci
 rendered beside them, and ``index.html``. The notebooks import this package as ``rp``
 for everything they display: escaped HTML fragments (:mod:`._html`), offline charts
 (:mod:`._charts`), composite panels (:mod:`._panels`) and the frames behind them
-(:mod:`._frames`, :mod:`._power`, :mod:`._protocol_frames`).
+(:mod:`._frames`, :mod:`._power`, :mod:`._protocol_frames`). Every page names the
+judges recorded in its ledger (:mod:`._provenance`), and a run that studies a rubric or
+constants other than the gate's is labelled exploratory (:mod:`._exploration`, ADR-0017).
 """
 
 from evalkit.report._adr import AdrPage, markdown_to_html, render_adrs
@@ -20,23 +22,28 @@ from evalkit.report._charts import (
     stacked_share_chart,
 )
 from evalkit.report._execute import Execution, execute_study, read_source
+from evalkit.report._exploration import (
+    EXPLORATORY,
+    Exploration,
+    exploration,
+    exploration_banner,
+    gate_view,
+    threshold_reading,
+)
 from evalkit.report._frames import (
     adr_href,
     advice_frame,
     agreement_frame,
     apart_frame,
-    complete_rows,
     dimension_diagnosis,
     disagreements,
     flags_text,
-    gated_rows,
     group_agreement,
     marginals,
     paradox_summary,
     per_bin_diagnostics,
     reasons_frame,
     recall_frame,
-    study_pairs,
     verdict_overview,
 )
 from evalkit.report._html import (
@@ -79,6 +86,7 @@ from evalkit.report._panels import (
     header,
     judge_note,
     marginals_table,
+    overall_verdict,
     quantity_table,
     rubric_card,
     transcripts,
@@ -96,15 +104,25 @@ from evalkit.report._protocol_frames import (
     split_composition,
     version_movement,
 )
+from evalkit.report._provenance import (
+    JUDGE_COLUMNS,
+    answering_judges,
+    judges_in_ledger,
+    judges_table,
+    ledger_frame,
+)
 from evalkit.report._render import OfflineError, remote_references, render_notebook, vega_bundle
 from evalkit.report._run import STUDIES, RunSummary, Study, StudyResult, run_studies, write_index
 from evalkit.report._secrets import SecretLeakError, check_parameters, scan_files, scan_text
 
 __all__ = [
+    "EXPLORATORY",
+    "JUDGE_COLUMNS",
     "STUDIES",
     "AdrPage",
     "Chart",
     "Execution",
+    "Exploration",
     "HeldoutStatus",
     "Html",
     "OfflineError",
@@ -118,6 +136,7 @@ __all__ = [
     "advice_frame",
     "agreement_display",
     "agreement_frame",
+    "answering_judges",
     "apart_frame",
     "apart_table",
     "audit_panel",
@@ -130,7 +149,6 @@ __all__ = [
     "chart",
     "check_parameters",
     "code",
-    "complete_rows",
     "confusion_heatmap",
     "construct_caveat",
     "construct_examples",
@@ -139,10 +157,12 @@ __all__ = [
     "disagreements",
     "esc",
     "execute_study",
+    "exploration",
+    "exploration_banner",
     "figure",
     "flags_text",
     "fmt",
-    "gated_rows",
+    "gate_view",
     "group_agreement",
     "group_kappa_chart",
     "group_table",
@@ -153,14 +173,18 @@ __all__ = [
     "interval",
     "join",
     "judge_note",
+    "judges_in_ledger",
+    "judges_table",
     "key_values",
     "labelers_panel",
+    "ledger_frame",
     "link",
     "long_counts",
     "marginals",
     "marginals_chart",
     "marginals_table",
     "markdown_to_html",
+    "overall_verdict",
     "paradox_summary",
     "paragraph",
     "pct",
@@ -186,8 +210,8 @@ __all__ = [
     "split_composition",
     "stacked_share_chart",
     "strong",
-    "study_pairs",
     "table",
+    "threshold_reading",
     "transcript",
     "transcripts",
     "vega_bundle",

@@ -33,7 +33,30 @@ def register(subparsers: Any) -> None:
     study.add_argument(
         "--only", action="append", metavar="STUDY", help="run only this study (repeatable)"
     )
+    study.add_argument(
+        "--rubric",
+        action="append",
+        type=rubric_version,
+        default=[],
+        metavar="DIM=VERSION",
+        help="study this rubric version of a dimension (repeatable; default: in force); a "
+        "version other than the one in force makes the run exploratory",
+    )
+    study.add_argument(
+        "--explore",
+        action="store_true",
+        help="label every page 'exploratory — not gate evidence' and show kappa against the "
+        "threshold instead of a gate verdict (ADR-0017)",
+    )
     study.set_defaults(func=run)
+
+
+def rubric_version(text: str) -> tuple[str, str]:
+    """``DIM=VERSION`` as a pair (an argparse type: a malformed value exits 2)."""
+    dim, sep, version = text.partition("=")
+    if not sep or not dim.strip() or not version.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected DIM=VERSION, e.g. self_harm=v2")
+    return dim.strip(), version.strip()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
             notebooks=args.notebooks,
             adr_dir=args.adr_dir,
             studies=args.only,
+            rubric_versions=dict(args.rubric),
+            explore=args.explore,
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"evalkit study: {exc}", file=sys.stderr)

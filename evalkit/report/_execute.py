@@ -16,7 +16,8 @@ from typing import Any
 
 import nbformat
 
-from evalkit.report._secrets import check_parameters
+from evalkit.report._secrets import check_parameters, scrubbed_kinds, scrubbed_output_path
+from evalkit.secrets import scrub
 
 KERNEL_NAME = "python3"
 _KERNELSPEC = {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"}
@@ -37,12 +38,14 @@ def _kernel_manager(log: Any) -> type:
 
 @dataclass(frozen=True)
 class Execution:
-    """Outcome of one notebook run: the executed notebook, time taken, and any error."""
+    """Outcome of one notebook run: the executed notebook, time taken, any error, and the
+    kinds of secret scrubbed from the executed notebook before it was written."""
 
     notebook: nbformat.NotebookNode
     path: Path
     seconds: float
     error: str | None
+    scrubbed: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -84,7 +87,9 @@ def execute_study(
 
     The input and executed notebooks are written to ``workdir`` (a temporary folder:
     executed notebooks are not kept). Parameters are checked for secrets first
-    (:func:`evalkit.report._secrets.check_parameters`); that check does raise.
+    (:func:`evalkit.report._secrets.check_parameters`); that check does raise. Every
+    save of the executed notebook goes through the scrubber (``scrubbed`` says what it
+    removed).
     """
     import papermill
 
@@ -98,6 +103,7 @@ def execute_study(
     output_path = workdir / f"{stem}.ipynb"
     nbformat.write(nb, input_path)
     kernel_log = workdir / f"{stem}.kernel.log"
+    scrubbed_path = scrubbed_output_path(output_path)
     start = time.perf_counter()
     error: str | None = None
     logging.getLogger("papermill").setLevel(logging.ERROR)
@@ -105,7 +111,7 @@ def execute_study(
         try:
             papermill.execute_notebook(
                 str(input_path),
-                str(output_path),
+                scrubbed_path,
                 parameters=dict(parameters),
                 kernel_name=KERNEL_NAME,
                 cwd=str(cwd) if cwd is not None else None,
@@ -121,4 +127,5 @@ def execute_study(
             error = f"{type(exc).__name__}: {exc}" + (f"\nkernel log:\n{tail}" if tail else "")
     seconds = time.perf_counter() - start
     executed = nbformat.read(output_path, as_version=4) if output_path.exists() else nb
-    return Execution(executed, output_path, seconds, error)
+    error = scrub(error) if error is not None else None
+    return Execution(executed, output_path, seconds, error, tuple(scrubbed_kinds(scrubbed_path)))

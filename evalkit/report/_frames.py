@@ -14,7 +14,14 @@ import pandas as pd
 
 from evalkit.agreement import Diagnosis, agreement_table, diagnose
 from evalkit.catalogue import GATED_STRATA, Catalogue, FrozenConstants
-from evalkit.gate import ADR, DimensionVerdict, GateVerdict, breakdown
+from evalkit.gate import (
+    ADR,
+    DimensionVerdict,
+    GateVerdict,
+    breakdown,
+    complete_rows,
+    gated_rows,
+)
 
 #: Readable names of the columns of :func:`evalkit.agreement.agreement_table`.
 AGREEMENT_COLUMNS = {
@@ -46,25 +53,6 @@ def adr_href(adr: str, base: str = "adr/") -> str:
         return f"{base}index.html#adr-{number}"
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
     return f"{base}{stem}.html"
-
-
-def study_pairs(pairs: pd.DataFrame, split: str | None = "calibration") -> pd.DataFrame:
-    """Pairs of one split (all when ``split`` is None)."""
-    if split is None:
-        return pairs.reset_index(drop=True)
-    return pairs[pairs["split"] == split].reset_index(drop=True)
-
-
-def gated_rows(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Rows of the strata that enter kappa (diagnostic and canary cases are apart)."""
-    if pairs["stratum"].notna().any():
-        return pairs[pairs["stratum"].isin(GATED_STRATA)]
-    return pairs
-
-
-def complete_rows(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Rows with both a usable judge answer and a human label."""
-    return pairs[pairs["judge_bin"].notna() & pairs["human_bin"].notna()]
 
 
 def verdict_overview(verdict: GateVerdict) -> pd.DataFrame:
@@ -161,7 +149,7 @@ def dimension_diagnosis(
     pairs: pd.DataFrame, dimension: str, bins: Sequence[str], threshold: float
 ) -> Diagnosis:
     """:func:`evalkit.agreement.diagnose` on the gated, complete rows of one dimension."""
-    rows = complete_rows(gated_rows(pairs[pairs["dimension"] == dimension]))
+    rows = complete_rows(gated_rows(pairs[pairs["dimension"] == dimension]), bins)
     return diagnose(
         list(rows["judge_bin"]), list(rows["human_bin"]), list(bins), threshold=threshold
     )
@@ -369,7 +357,7 @@ def disagreements(
     """
     bins = list(catalogue.constants.bins)
     rank = {b: i for i, b in enumerate(bins)}
-    rows = complete_rows(gated_rows(pairs[pairs["dimension"] == dimension]))
+    rows = complete_rows(gated_rows(pairs[pairs["dimension"] == dimension]), bins)
     rows = rows[rows["judge_bin"] != rows["human_bin"]]
     if rows.empty or limit <= 0:
         return []

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from evalkit.catalogue import Catalogue, Rubric
-from evalkit.gate import DimensionVerdict
+from evalkit.gate import DimensionVerdict, GateVerdict
+from evalkit.report._exploration import EXPLORATORY, Exploration, threshold_reading
 from evalkit.report._frames import AGREEMENT_COLUMNS, adr_href, reasons_frame
 from evalkit.report._html import (
     Html,
@@ -32,6 +34,14 @@ from evalkit.report._html import (
     pct,
     table,
     transcript,
+)
+from evalkit.report._provenance import (
+    judge_kind,
+    judge_label,
+    judge_note,
+    judges_in_ledger,
+    judges_table,
+    ledger_frame,
 )
 
 #: Readable names of the shipped dimensions.
@@ -57,44 +67,6 @@ def rubric_card(rubric: Rubric, bins: Sequence[str]) -> Html:
     gate = "presence-gated" if rubric.presence_gated else "not presence-gated"
     return key_values(
         items, caption=f"{dimension_name(rubric.dimension)} rubric {rubric.version} ({gate})"
-    )
-
-
-def judge_kind(judge: str) -> str:
-    """``baseline``, ``replay``, ``anthropic``, ``openai`` or ``other``."""
-    head = judge.split(":", 1)[0]
-    return head if head in ("baseline", "replay", "anthropic", "openai") else "other"
-
-
-def judge_note(judge: str, adr_base: str = "adr/") -> Html:
-    """What the judge of this run is, and how far its verdicts reach."""
-    kind = judge_kind(judge)
-    adr = link(adr_href("adr-0007", adr_base), "ADR-0007")
-    if kind == "baseline":
-        return callout(
-            "Judge: baseline (an offline floor, not a production judge)",
-            paragraph(
-                "These results come from the deterministic baseline judge, which scores with "
-                "no model and no network so that the study runs anywhere for free (",
-                adr,
-                "). It is a floor for a real judge to beat: its verdicts describe the "
-                "baseline, not a production judge, and must not gate a launch.",
-            ),
-            kind="warning",
-        )
-    if kind == "replay":
-        return callout(
-            f"Judge: {judge} (answers replayed from a recorded ledger)",
-            paragraph(
-                "Every answer was read from a ledger recorded earlier with a real judge; "
-                "nothing was sent to a model for this rendering (",
-                adr,
-                ").",
-            ),
-        )
-    return callout(
-        f"Judge: {judge}",
-        paragraph("Answers from a live model, recorded in the ledger named below."),
     )
 
 
@@ -129,9 +101,23 @@ def header(
     judge: str,
     parameters: Mapping[str, Any],
     adr_base: str = "adr/",
+    ledger: str | Path | None = None,
 ) -> Html:
-    """Title, one-sentence purpose, the judge and the run's parameters and hashes."""
-    rows: dict[str, Any] = {"Judge": code(judge)}
+    """Title, one-sentence purpose, the judge, the run's parameters and hashes, and every
+    judge recorded in the ledger.
+
+    The ledger is ``ledger``, else ``parameters["ledger"]``; it is read here (the one file
+    a panel reads) so that a replayed run names the model, backend and parameters that
+    produced its answers (:func:`evalkit.report.judges_in_ledger`). A ledger that does not
+    exist yet lists no judge.
+    """
+    path = ledger if ledger is not None else parameters.get("ledger")
+    judges = judges_in_ledger(ledger_frame(path)) if path else None
+    rows: dict[str, Any] = {
+        "Judge": code(judge_label(judge, judges) if judges is not None else judge)
+    }
+    if judge_kind(judge) == "replay":
+        rows["Answers"] = join("replayed from the ledger (judge spec ", code(judge), ")")
     for name, value in parameters.items():
         if isinstance(value, list | tuple):
             shown: Any = ", ".join(str(v) for v in value) or "—"
@@ -163,8 +149,9 @@ def header(
         heading(title, 1),
         paragraph(lede, css="ek-lede"),
         banner,
-        judge_note(judge, adr_base),
+        judge_note(judge, adr_base, judges),
         key_values(rows, caption="This run"),
+        judges_table(judges, catalogue) if judges is not None else None,
         Html("</div>"),
     )
 
@@ -177,29 +164,74 @@ def _short_hash(digest: str) -> Html:
     return Html(f'<code title="{esc(digest)}">{esc(digest[:16])}…</code>')
 
 
-def verdict_overview_table(frame: pd.DataFrame) -> Html:
-    """The gate verdict of every dimension in one table."""
+def verdict_overview_table(frame: pd.DataFrame, exploration: Exploration | None = None) -> Html:
+    """The gate verdict of every dimension in one table (frame of ``verdict_overview``).
+
+    For an exploratory run, only the dimensions asked for, each kappa against the
+    threshold in words instead of a PASS / FAIL badge (ADR-0017).
+    """
+    columns = {
+        "dimension": "Dimension",
+        "verdict": "Verdict",
+        "kappa": "Cohen's kappa",
+        "wald_ci": "95% CI (Wald)",
+        "boot_ci": "95% CI (bootstrap)",
+        "n": "Pairs",
+        "threshold": "Threshold",
+        "codes": "Blocking reasons",
+    }
+    formats = {"threshold": lambda v: f"{float(v):.2f}"}
+    if exploration is not None and exploration.exploratory:
+        rows = frame[frame["dimension"].isin(exploration.dimensions)]
+        readings = [
+            threshold_reading(k if isinstance(k, float) else None, float(t), str(k))
+            for k, t in zip(rows["kappa"], rows["threshold"], strict=True)
+        ]
+        return table(
+            rows.assign(verdict=readings),
+            {**columns, "verdict": "Against the threshold", "codes": "What the gate's rules find"},
+            caption=f"Kappa per dimension asked for ({EXPLORATORY.lower()})",
+            formats=formats,
+        )
     rows = frame.assign(verdict=_objects([badge(v) for v in frame["verdict"]], frame.index))
     return table(
         rows,
-        {
-            "dimension": "Dimension",
-            "verdict": "Verdict",
-            "kappa": "Cohen's kappa",
-            "wald_ci": "95% CI (Wald)",
-            "boot_ci": "95% CI (bootstrap)",
-            "n": "Pairs",
-            "threshold": "Threshold",
-            "codes": "Blocking reasons",
-        },
+        columns,
         caption="Gate verdict per dimension",
-        formats={"threshold": lambda v: f"{float(v):.2f}"},
+        formats=formats,
         row_class=lambda r: "ek-row-fail" if r["blocking"] else "ek-row-pass",
     )
 
 
-def verdict_panel(verdict: DimensionVerdict, adr_base: str = "adr/") -> Html:
-    """One dimension's verdict, its numbers and every reason with a link to its ADR."""
+def overall_verdict(
+    verdict: GateVerdict, threshold: float, exploration: Exploration | None = None
+) -> Html:
+    """The line above the verdict table: the gate's overall badge, or for an exploratory
+    run the statement that no gate verdict is given."""
+    if exploration is not None and exploration.exploratory:
+        return paragraph(
+            strong_text(f"{EXPLORATORY}: "),
+            "no gate verdict is given. Each dimension asked for is shown against the "
+            f"threshold (kappa ≥ {threshold:.2f} on the point estimate); the reasons say what "
+            "the gate's rules find on these rows.",
+        )
+    return paragraph(
+        "Overall: ",
+        badge(verdict.overall),
+        " — the gate passes only if every gated dimension passes "
+        f"(threshold: kappa ≥ {threshold:.2f} on the point estimate).",
+    )
+
+
+def verdict_panel(
+    verdict: DimensionVerdict, adr_base: str = "adr/", exploration: Exploration | None = None
+) -> Html:
+    """One dimension's verdict, its numbers and every reason with a link to its ADR.
+
+    For an exploratory run: no PASS / FAIL badge, the kappa against the threshold in words,
+    and the reasons as what the gate's rules find (ADR-0017).
+    """
+    exploring = exploration is not None and exploration.exploratory
     if verdict.kappa is not None:
         summary = (
             f"kappa {verdict.kappa:.3f}, 95% CI {interval(verdict.ci_low, verdict.ci_high)}"
@@ -211,16 +243,25 @@ def verdict_panel(verdict: DimensionVerdict, adr_base: str = "adr/") -> Html:
     reasons = reasons_frame(verdict, adr_base)
     links = [link(h, a) for h, a in zip(reasons["href"], reasons["adr"], strict=True)]
     reasons = reasons.assign(adr=_objects(links, reasons.index))
+    if exploring:
+        reading = threshold_reading(verdict.kappa, verdict.threshold, verdict.kappa_status)
+        line = paragraph(strong_text(f"{EXPLORATORY}: "), f"{summary}; {reading}.")
+    else:
+        line = paragraph(strong_text("Verdict: "), badge(verdict.verdict), " ", summary)
     return join(
-        paragraph(strong_text("Verdict: "), badge(verdict.verdict), " ", summary),
+        line,
         table(
             reasons,
             {"severity": "Severity", "message": "What the gate found", "adr": "Rule (ADR)"},
-            caption="Reasons",
+            caption="What the gate's rules find (not a verdict)" if exploring else "Reasons",
             empty="No reason recorded.",
-            row_class=lambda r: "ek-row-fail" if r["severity"] != "note" else None,
+            row_class=None if exploring else _severity_class,
         ),
     )
+
+
+def _severity_class(row: Mapping[Any, Any]) -> str | None:
+    return "ek-row-fail" if row["severity"] != "note" else None
 
 
 def strong_text(text: str) -> Html:

@@ -21,7 +21,9 @@ import nbformat
 
 from evalkit.errors import EvalkitError
 from evalkit.report._charts import CHART_LOADER, SPEC_CLASS
+from evalkit.report._html import Html
 from evalkit.report._style import CSS
+from evalkit.secrets import scrub
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEMPLATE_NAME = "evalkit_offline"
@@ -118,9 +120,11 @@ def _strip(nb: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, str]:
     return nb, "".join(removed)
 
 
-def render_notebook(nb: nbformat.NotebookNode, title: str) -> Rendered:
+def render_notebook(nb: nbformat.NotebookNode, title: str, banner: Html | None = None) -> Rendered:
     """HTML of an executed notebook, input cells hidden, charts drawn offline.
 
+    ``banner`` (escaped markup, e.g. the exploratory-run banner of ADR-0017) is placed at
+    the top of the page, above every output, so that no reader of any page can miss it.
     Raises :class:`OfflineError` if the page would still reference the network.
     """
     from nbconvert import HTMLExporter
@@ -140,6 +144,7 @@ def render_notebook(nb: nbformat.NotebookNode, title: str) -> Rendered:
         "evalkit_css": CSS,
         "evalkit_vega_bundle": vega_bundle() if charts else "",
         "evalkit_chart_loader": CHART_LOADER if charts else "",
+        "evalkit_banner": banner.html if banner is not None else "",
     }
     html_text, _ = exporter.from_notebook_node(clean, resources=resources)
     found = remote_references(html_text)
@@ -152,8 +157,8 @@ def render_notebook(nb: nbformat.NotebookNode, title: str) -> Rendered:
 
 
 def write_page(rendered: Rendered, path: str | Path) -> Path:
-    """Write a rendered page as UTF-8."""
+    """Write a rendered page as UTF-8, every secret scrubbed (:mod:`evalkit.secrets`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(rendered.html, encoding="utf-8")
+    path.write_text(scrub(rendered.html), encoding="utf-8")
     return path

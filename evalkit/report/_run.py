@@ -22,11 +22,26 @@ import pandas as pd
 from evalkit.catalogue import Catalogue, load
 from evalkit.report._adr import AdrPage, render_adrs
 from evalkit.report._execute import execute_study
-from evalkit.report._html import Html, code, esc, link, table
-from evalkit.report._panels import judge_kind
+from evalkit.report._exploration import (
+    EXPLORATORY,
+    Exploration,
+    check_rubric_versions,
+    exploration,
+    exploration_banner,
+)
+from evalkit.report._html import Html, code, esc, join, link, table
+from evalkit.report._provenance import (
+    judge_kind,
+    judge_label,
+    judge_note,
+    judges_in_ledger,
+    judges_table,
+    ledger_frame,
+)
 from evalkit.report._render import OfflineError, render_notebook, write_page
-from evalkit.report._secrets import SecretLeakError, check_parameters, scan_files
+from evalkit.report._secrets import Finding, SecretLeakError, check_parameters, scan_files
 from evalkit.report._style import page
+from evalkit.secrets import scrub
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -90,6 +105,8 @@ class StudyResult:
     error: str | None
     charts: int
     parameters: Mapping[str, Any]
+    exploration: Exploration = field(default_factory=Exploration)
+    """Whether the page is gate evidence or an exploration (ADR-0017)."""
 
     @property
     def ok(self) -> bool:
@@ -129,15 +146,29 @@ def study_parameters(
     ledger: str,
     seed: int,
     adr_base: str = "adr/",
+    rubric_versions: Mapping[str, str] | None = None,
+    explore: bool = False,
 ) -> dict[str, Any]:
-    """The papermill parameters of one study (never a secret: keys stay in the environment)."""
+    """The papermill parameters of one study (never a secret: keys stay in the environment).
+
+    ``rubric_versions`` ({dimension: version}, default: the rubrics in force) and
+    ``explore`` reach every notebook; a version other than the one in force, or
+    ``explore``, makes the run exploratory (ADR-0017), and an exploration that names
+    rubrics studies only their dimensions.
+    """
     gated = list(catalogue.constants.gated_dimensions)
+    asked = dict(rubric_versions or {})
+    in_force = catalogue.constants.rubrics_in_force
+    exploring = explore or any(in_force.get(d) != v for d, v in asked.items())
+    if exploring and asked:  # an exploration shows only the dimensions it asks about
+        gated = [d for d in gated if d in asked]
     base: dict[str, Any] = {
         "catalogue": catalogue_path,
         "split": "heldout" if study.name == "heldout_revalidation" else "calibration",
         "dimensions": gated,
         "judge": judge,
-        "rubric_versions": {},
+        "rubric_versions": dict(rubric_versions or {}),
+        "explore": explore,
         "ledger": ledger,
         "seed": seed,
         "adr_base": adr_base,
@@ -162,6 +193,8 @@ def run_studies(
     adr_dir: str | Path | None = None,
     studies: Sequence[str] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    rubric_versions: Mapping[str, str] | None = None,
+    explore: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Execute the studies and write ``out``: one page per study, ADR pages, the index.
@@ -171,6 +204,11 @@ def run_studies(
     ``overrides`` maps a study name to parameter values that replace its defaults (e.g.
     fewer bootstrap resamples in tests); under ``"*"``, values for every study that has
     the parameter.
+    ``rubric_versions`` and ``explore`` make the run exploratory (ADR-0017) when a version
+    differs from the one in force or ``explore`` is set (as do unratified constants): every
+    page then opens with the banner "Exploratory — not gate evidence". A dimension or
+    version the catalogue has no rubric for raises :class:`~evalkit.errors.CatalogueError`
+    before anything runs.
     Raises :class:`~evalkit.report._secrets.SecretLeakError` (after deleting the
     offending files) if any output holds a secret; a study that fails is rendered with
     its error and reported in the summary, and the others still run.
@@ -178,6 +216,7 @@ def run_studies(
     say = log or (lambda msg: print(msg, file=sys.stderr))
     check_parameters({"judge": judge, "catalogue": str(catalogue), "ledger": str(ledger or "")})
     cat = load(catalogue)
+    asked = check_rubric_versions(cat, rubric_versions)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     nb_dir = Path(notebooks) if notebooks is not None else _default_dir("notebooks")
@@ -192,6 +231,7 @@ def run_studies(
         raise ValueError(f"unknown studies {sorted(unknown)}; known: {[s.name for s in STUDIES]}")
     adrs = render_adrs(adr_src, out_dir)
     results: list[StudyResult] = []
+    scrubbed: list[Finding] = []  # secrets scrubbed from executed notebooks: still a leak
     written: list[Path] = [out_dir / "adr" / Path(a.href).name for a in adrs]
     written.append(out_dir / "adr" / "index.html")
     with tempfile.TemporaryDirectory(prefix="evalkit-study-") as work:
@@ -203,28 +243,35 @@ def run_studies(
                 judge=judge,
                 ledger=str(ledger_path),
                 seed=seed,
+                rubric_versions=asked,
+                explore=explore,
             )
             shared = (overrides or {}).get("*", {})
             params.update({k: v for k, v in shared.items() if k in params})
             params.update((overrides or {}).get(study.name, {}))
+            standing = _exploration_of(cat, params)
+            banner = exploration_banner(standing, str(params.get("adr_base", "adr/")))
             source = nb_dir / f"{study.name}.py"
             run = execute_study(source, Path(work), params, cwd=Path.cwd())
             target = out_dir / f"{study.name}.html"
             error, charts = run.error, 0
             try:
-                rendered = render_notebook(run.notebook, study.title)
+                rendered = render_notebook(run.notebook, study.title, banner)
             except OfflineError as exc:  # never write a page that loads or runs foreign code
                 error = str(exc)
-                target.write_text(_refused_page(study, error), encoding="utf-8")
+                target.write_text(scrub(_refused_page(study, error, banner)), encoding="utf-8")
             else:
                 write_page(rendered, target)
                 charts = rendered.charts
                 if rendered.stderr.strip():
                     say(f"{study.name}: the notebook wrote to stderr:\n{rendered.stderr.rstrip()}")
             written.append(target)
+            scrubbed += [Finding(target, kind) for kind in run.scrubbed]
             state = "FAILED: " + error if error else "rendered"
             say(f"{study.name}: {state} in {run.seconds:.1f} s -> {target}")
-            results.append(StudyResult(study, target.name, run.seconds, error, charts, params))
+            results.append(
+                StudyResult(study, target.name, run.seconds, error, charts, params, standing)
+            )
         index = write_index(
             out_dir,
             cat,
@@ -234,10 +281,11 @@ def run_studies(
             seed=seed,
             results=results,
             adrs=adrs,
+            exploration=exploration(cat, asked, explore=explore),
         )
         written.append(index)
         executed = sorted(Path(work).glob("*.ipynb"))
-        findings = scan_files([*written, *executed, ledger_path])
+        findings = scrubbed + scan_files([*written, *executed, ledger_path])
     if findings:
         for f in findings:
             if f.path in written:
@@ -257,12 +305,18 @@ def write_index(
     seed: int,
     results: Sequence[StudyResult],
     adrs: Sequence[AdrPage],
+    exploration: Exploration | None = None,
 ) -> Path:
-    """Write ``out/index.html``: the run's parameters and a link to every study."""
+    """Write ``out/index.html``: the run's parameters, every judge recorded in the ledger
+    (read from ``ledger``), a link to every study, and the exploratory banner when the run
+    (or any of its studies) is exploratory."""
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    judges = judges_in_ledger(ledger_frame(ledger))
     rows = []
     for r in results:
         status = "rendered" if r.ok else f"failed: {r.error}"
+        if r.exploration.exploratory:
+            status += f" ({EXPLORATORY.lower()})"
         rows.append(
             {
                 "study": link(r.href, r.study.title),
@@ -290,18 +344,31 @@ def write_index(
         caption="Studies",
         empty="No study was run.",
     )
-    baseline = ""
-    if judge_kind(judge) == "baseline":
-        baseline = (
-            '<div class="ek-callout ek-warning"><p class="ek-callout-title">The judge of this run '
-            "is the offline baseline</p><p>It scores with no model and no network, as a floor for "
-            'a real judge to beat (<a href="adr/0007-keyless-offline-path.html">ADR-0007</a>). '
-            "Its verdicts describe the baseline, not a production judge.</p></div>"
-        )
+    standing = exploration or Exploration()
+    if not standing.exploratory:
+        standing = next((r.exploration for r in results if r.exploration.exploratory), standing)
+    banner = exploration_banner(standing).html + judge_note(judge, "adr/", judges).html
+    answers = (
+        [{"k": "Answers", "v": join("replayed from the ledger (judge spec ", code(judge), ")")}]
+        if judge_kind(judge) == "replay"
+        else []
+    )
+    asked = dict(standing.rubric_versions)
     run = table(
         pd.DataFrame(
             [
-                {"k": "Judge", "v": code(judge)},
+                {"k": "Judge", "v": code(judge_label(judge, judges))},
+                *answers,
+                {
+                    "k": "Rubrics",
+                    "v": ", ".join(f"{d} {v}" for d, v in asked.items()) or "in force",
+                },
+                {
+                    "k": "Kind of run",
+                    "v": EXPLORATORY
+                    if standing.exploratory
+                    else "gate run (the rubrics in force, ratified constants)",
+                },
                 {"k": "Catalogue", "v": code(catalogue_path)},
                 {
                     "k": "Cases",
@@ -335,18 +402,29 @@ def write_index(
         "dimensions of a health chat agent? These studies compare the judge with human labels "
         "and decide, with a gate that cannot be gamed, whether it may gate a launch. Each page "
         "below opens offline; the decision records behind every verdict are linked from them."
-        f"</p>{baseline}{status_note}{studies.html}{run.html}"
+        f"</p>{banner}{status_note}{studies.html}{run.html}{judges_table(judges, catalogue).html}"
         "<h2>Decision records (ADRs)</h2><p>The rules the verdicts cite.</p>"
         f"<ul>{adr_items}</ul>"
     )
     path = out / "index.html"
-    path.write_text(page("evalkit studies", body), encoding="utf-8")
+    path.write_text(scrub(page("evalkit studies", body)), encoding="utf-8")
     return path
 
 
-def _refused_page(study: Study, error: str) -> str:
+def _exploration_of(catalogue: Catalogue, params: Mapping[str, Any]) -> Exploration:
+    """The standing of one study's page, from the parameters it ran with."""
+    return exploration(
+        catalogue,
+        params.get("rubric_versions") or None,
+        explore=bool(params.get("explore")),
+        dimensions=params.get("dimensions"),
+    )
+
+
+def _refused_page(study: Study, error: str, banner: Html | None = None) -> str:
     body = (
-        '<p class="ek-nav"><a href="index.html">All studies</a></p>'
+        (banner.html if banner is not None else "")
+        + '<p class="ek-nav"><a href="index.html">All studies</a></p>'
         f"<h1>{esc(study.title)}</h1>"
         '<div class="ek-callout ek-refusal"><p class="ek-callout-title">This study was not '
         f"rendered</p><p>{esc(error)}</p></div>"

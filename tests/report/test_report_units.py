@@ -13,7 +13,7 @@ import pytest
 
 import evalkit.report as rp
 from evalkit.catalogue import Catalogue
-from evalkit.gate import ADR, evaluate, join_pairs
+from evalkit.gate import ADR, evaluate, study_pairs
 from evalkit.heldout import template_rows
 from evalkit.report._execute import read_source
 from evalkit.report._secrets import SecretLeakError
@@ -289,7 +289,7 @@ def _agreeing(world: Catalogue) -> pd.DataFrame:
 def test_study_frames_on_an_agreeing_ledger(world: Catalogue) -> None:
     ledger = _agreeing(world)
     verdict = evaluate(ledger, world.labels, world, n_resamples=100)
-    pairs = rp.study_pairs(join_pairs(ledger, world.labels, world))
+    pairs = study_pairs(ledger, world.labels, world)
     overview = rp.verdict_overview(verdict)
     assert list(overview["dimension"]) == list(world.constants.gated_dimensions)
     assert set(overview["verdict"]) == {"PASS"}
@@ -314,7 +314,7 @@ def test_disagreements_carry_conversations(world: Catalogue) -> None:
     ledger = _agreeing(world)
     flip = (ledger["dimension"] == "self_harm") & (ledger["case_id"] == "en-US-0-0")
     ledger.loc[flip, "bin"] = "high"
-    pairs = rp.study_pairs(join_pairs(ledger, world.labels, world))
+    pairs = study_pairs(ledger, world.labels, world)
     items = rp.disagreements(pairs, world, "self_harm", limit=5)
     assert [i["case_id"] for i in items] == ["en-US-0-0"]
     assert items[0]["judge"] == "high" and items[0]["human"] == "low"

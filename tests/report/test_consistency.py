@@ -1,0 +1,124 @@
+"""One quantity, one number: every page and ``evalkit gate --json`` read the same pairs.
+
+The calibration, constructs and held-out pages are rendered from one ledger; the kappa and
+the number of pairs of each dimension must be the same wherever they appear (issue 14).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from evalkit.catalogue import load
+from evalkit.cli import main
+from evalkit.heldout import NOT_APPLICABLE, seal_labels, template_rows, write_template
+from evalkit.heldout._template import template_columns
+from evalkit.report import run_studies
+from tests.report.world import build_world
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+STUDIES = ["calibration_study", "rubric_constructs", "heldout_revalidation"]
+
+
+def _seal_heldout(root: Path) -> None:
+    """Fill the blind template with fixed bins and seal it, as an owner would."""
+    cat = load(root / "catalogues")
+    sheet = root / "catalogues" / "heldout" / "owner.csv"
+    sheet.parent.mkdir(parents=True, exist_ok=True)
+    write_template(cat, sheet.parent / "template.csv")
+    rows = template_rows(cat)
+    for i, row in enumerate(rows):
+        for dim in cat.constants.gated_dimensions:
+            if row[dim] != NOT_APPLICABLE:
+                row[dim] = ("low", "partial", "high")[(i + len(dim)) % 3]
+        row["labeler"] = "owner"
+    with sheet.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=template_columns(cat))
+        writer.writeheader()
+        writer.writerows(rows)
+    seal_labels(cat, sheet)
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("consistency")
+    build_world(root / "catalogues")
+    _seal_heldout(root)
+    summary = run_studies(
+        catalogue=str(root / "catalogues"),
+        judge="baseline",
+        out=str(root / "out"),
+        ledger_dir=str(root / "ledgers"),
+        studies=STUDIES,
+        notebooks=REPO / "notebooks",
+        adr_dir=REPO / "docs" / "adr",
+        overrides={"*": {"n_resamples": 50}},
+        log=lambda msg: None,
+    )
+    assert summary.ok, [r.error for r in summary.results if not r.ok]
+    return root
+
+
+def _table(page: Path, caption: str) -> list[dict[str, str]]:
+    """The rows of the table whose caption starts with ``caption``, keyed by header."""
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    for table in soup.find_all("table"):
+        cap = table.find("caption")
+        if cap is not None and cap.get_text(" ", strip=True).startswith(caption):
+            rows = [
+                [c.get_text(" ", strip=True) for c in tr.find_all(["th", "td"])]
+                for tr in table.find_all("tr")
+            ]
+            return [dict(zip(rows[0], r, strict=True)) for r in rows[1:]]
+    raise AssertionError(f"{page.name}: no table captioned {caption!r}")
+
+
+def _by_dimension(rows: list[dict[str, str]]) -> dict[str, tuple[str, int]]:
+    return {r["Dimension"]: (r["Cohen's kappa"], int(r["Pairs"])) for r in rows}
+
+
+def _gate(root: Path, split: str) -> dict[str, tuple[str, int]]:
+    out = io.StringIO()
+    argv = ["gate", "--catalogue", str(root / "catalogues"), "--split", split, "--json"]
+    with redirect_stdout(out):
+        code = main([*argv, "--ledger", str(root / "ledgers" / "baseline.sqlite")])
+    assert code in (0, 1), out.getvalue()
+    verdict = json.loads(out.getvalue())
+    return {
+        d: ("n/a" if v["kappa"] is None else f"{v['kappa']:.3f}", v["n"])
+        for d, v in verdict["dimensions"].items()
+    }
+
+
+def _kappa_pairs(root: Path, page: str) -> tuple[dict[str, tuple[str, int]], ...]:
+    path = root / "out" / f"{page}.html"
+    verdict = _by_dimension(_table(path, "Gate verdict per dimension"))
+    agreement = _by_dimension(_table(path, "Agreement statistics"))
+    return verdict, agreement
+
+
+def test_calibration_numbers_agree_across_pages_and_the_gate(rendered: Path) -> None:
+    verdict, agreement = _kappa_pairs(rendered, "calibration_study")
+    gate = _gate(rendered, "calibration")
+    assert verdict == agreement == gate, (verdict, agreement, gate)
+    rows = _table(rendered / "out" / "rubric_constructs.html", "Self-harm: agreement")
+    in_force = load(rendered / "catalogues").constants.rubrics_in_force["self_harm"]
+    construct = next(r for r in rows if r["Rubric version"] == in_force)
+    assert (construct["Cohen's kappa"], int(construct["Pairs"])) == gate["self_harm"]
+
+
+def test_heldout_numbers_agree_with_the_heldout_gate(rendered: Path) -> None:
+    verdict, agreement = _kappa_pairs(rendered, "heldout_revalidation")
+    gate = _gate(rendered, "heldout")
+    # This small held-out set has no sources: faithfulness has no pair anywhere.
+    assert gate["faithfulness"] == ("n/a", 0) and verdict["faithfulness"][1] == 0
+    paired = {d: v for d, v in gate.items() if v[1] > 0}
+    assert paired and {d: verdict[d] for d in paired} == agreement == paired
