@@ -6,7 +6,6 @@ the number of pairs of each dimension must be the same wherever they appear (iss
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from contextlib import redirect_stdout
@@ -17,10 +16,8 @@ from bs4 import BeautifulSoup
 
 from evalkit.catalogue import load
 from evalkit.cli import main
-from evalkit.heldout import NOT_APPLICABLE, seal_labels, template_rows, write_template
-from evalkit.heldout._template import template_columns
 from evalkit.report import run_studies
-from tests.report.world import build_world
+from tests.report.world import build_world, seal_heldout
 
 pytestmark = pytest.mark.slow
 
@@ -28,30 +25,11 @@ REPO = Path(__file__).resolve().parents[2]
 STUDIES = ["calibration_study", "rubric_constructs", "heldout_revalidation"]
 
 
-def _seal_heldout(root: Path) -> None:
-    """Fill the blind template with fixed bins and seal it, as an owner would."""
-    cat = load(root / "catalogues")
-    sheet = root / "catalogues" / "heldout" / "owner.csv"
-    sheet.parent.mkdir(parents=True, exist_ok=True)
-    write_template(cat, sheet.parent / "template.csv")
-    rows = template_rows(cat)
-    for i, row in enumerate(rows):
-        for dim in cat.constants.gated_dimensions:
-            if row[dim] != NOT_APPLICABLE:
-                row[dim] = ("low", "partial", "high")[(i + len(dim)) % 3]
-        row["labeler"] = "owner"
-    with sheet.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=template_columns(cat))
-        writer.writeheader()
-        writer.writerows(rows)
-    seal_labels(cat, sheet)
-
-
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("consistency")
     build_world(root / "catalogues")
-    _seal_heldout(root)
+    seal_heldout(root / "catalogues")
     summary = run_studies(
         catalogue=str(root / "catalogues"),
         judge="baseline",

@@ -9,7 +9,7 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.report import SecretLeakError, run_studies
-from tests.report.world import FAKE_KEY, build_world
+from tests.report.world import FAKE_KEY, build_world, seal_heldout
 
 pytestmark = pytest.mark.slow
 
@@ -106,27 +106,7 @@ def test_a_study_that_displays_raw_markup_is_refused(root: Path) -> None:
 
 
 def test_heldout_study_computes_agreement_once_labels_are_sealed(root: Path) -> None:
-    import csv
-
-    from evalkit.catalogue import load
-    from evalkit.heldout import NOT_APPLICABLE, seal_labels, template_rows, write_template
-    from evalkit.heldout._template import template_columns
-
-    cat = load("catalogues")
-    sheet = root / "catalogues" / "heldout" / "filled.csv"
-    sheet.parent.mkdir(parents=True, exist_ok=True)
-    write_template(cat, sheet.parent / "template.csv")  # the seal covers it (ADR-0015)
-    rows = template_rows(cat)
-    for i, row in enumerate(rows):
-        for dim in cat.constants.gated_dimensions:
-            if row[dim] != NOT_APPLICABLE:
-                row[dim] = ("low", "partial", "high")[(i + len(dim)) % 3]
-        row["labeler"] = "tester"
-    with sheet.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=template_columns(cat))
-        writer.writeheader()
-        writer.writerows(rows)
-    seal_labels(cat, sheet)
+    seal_heldout(root / "catalogues", labeler="tester")
     summary = run_studies(out="out", studies=["heldout_revalidation"], log=lambda m: None,
                           notebooks=REPO / "notebooks", adr_dir=REPO / "docs" / "adr",
                           overrides={"heldout_revalidation": {"n_resamples": 50}})  # fmt: skip

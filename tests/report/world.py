@@ -134,3 +134,29 @@ def disagree_on_payloads(root: Path, catalogue: Catalogue, ledger: Path) -> Cata
         labels.append((lab.case_id, lab.dimension, value))
     write_labels(root, "world", labels)
     return load(root)
+
+
+def seal_heldout(root: Path, labeler: str = "owner") -> Path:
+    """Fill the blind template of the catalogue at ``root`` with fixed bins and seal it, as
+    an owner would (the template is written first: the seal covers it, ADR-0015)."""
+    import csv
+
+    from evalkit.heldout import NOT_APPLICABLE, seal_labels, template_rows, write_template
+    from evalkit.heldout._template import template_columns
+
+    cat = load(root)
+    sheet = root / "heldout" / "filled.csv"
+    sheet.parent.mkdir(parents=True, exist_ok=True)
+    write_template(cat, sheet.parent / "template.csv")
+    rows = template_rows(cat)
+    for i, row in enumerate(rows):
+        for dim in cat.constants.gated_dimensions:
+            if row[dim] != NOT_APPLICABLE:
+                row[dim] = ("low", "partial", "high")[(i + len(dim)) % 3]
+        row["labeler"] = labeler
+    with sheet.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=template_columns(cat))
+        writer.writeheader()
+        writer.writerows(rows)
+    seal_labels(cat, sheet)
+    return sheet
