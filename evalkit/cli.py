@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evalkit.errors import EvalkitError
+from evalkit.secrets import scrub
 
 #: Subcommands: the module that registers each, and its one-line help. Only the module of
 #: the command being run is imported, so ``evalkit --help`` and each command start fast.
@@ -73,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         code: int = args.func(args)
     except EvalkitError as exc:
-        print(f"evalkit {name or ''}: {exc}".replace(" :", ":"), file=sys.stderr)
+        print(scrub(f"evalkit {name or ''}: {exc}".replace(" :", ":")), file=sys.stderr)
         return 2
     except SystemExit:
         raise  # argparse's own exit (2 on a usage error, 0 on --help)
@@ -85,11 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
         at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
-        print(
+        message = (
             f"evalkit {name or ''}: internal error: {type(exc).__name__}: {exc}{at} "
-            "(a bug in evalkit; re-run with --debug for the traceback)".replace(" :", ":"),
-            file=sys.stderr,
+            "(a bug in evalkit; re-run with --debug for the traceback)"
         )
+        print(scrub(message.replace(" :", ":")), file=sys.stderr)
         return 3
     return code
 

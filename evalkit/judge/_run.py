@@ -43,6 +43,7 @@ from evalkit.judge._prompt import JudgeIdentity, JudgeParams
 from evalkit.judge._records import FINAL_STATUSES
 from evalkit.judge._send import run_batches, run_direct
 from evalkit.judge.replay import REPLAY_MODEL, replay_filter, resolve_replay
+from evalkit.secrets import scrub
 
 
 def _frame(ledger: Ledger, keys: Sequence[str]) -> pd.DataFrame:
@@ -111,7 +112,8 @@ async def ajudge_cases(
         if backend is None:
             keys = resolve_replay(led, requests, replay_filter(judge))
             if progress:
-                print(f"judge {judge}: {len(keys)} request(s) replayed from {ledger}", file=err)
+                line = f"judge {judge}: {len(keys)} request(s) replayed from {ledger}"
+                print(scrub(line), file=err)
             return _frame(led, keys)
         statuses = led.statuses(r.key for r in requests)
         pending: set[str] = set()
@@ -145,7 +147,7 @@ async def ajudge_cases(
                     plan.estimate = await count(to_send)
                     count = None  # counted once is enough
             if progress or plan_only:
-                print(plan.summary(), file=err)
+                print(scrub(plan.summary()), file=err)
             if plan_only:
                 return _frame(led, [])
             _hold_to_budget(plan, max_cost)

@@ -120,6 +120,20 @@ def test_openai_judge_without_yes_sends_nothing_even_with_exact_estimate(
     assert openai_stub.requests == []
 
 
+def test_a_key_in_the_server_url_never_reaches_the_terminal(
+    catalogue: Catalogue, openai_stub: OpenAIStub, tmp_path: Path, no_tty: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """The plan line names the judge spec; userinfo in its URL is scrubbed there too."""
+    secret = "sk-in-the-url-PLANTED-0123456789"
+    url = openai_stub.base_url.replace("http://", f"http://user:{secret}@")
+    base = ["--ledger", str(tmp_path / "l.sqlite"), "--catalogue", str(catalogue.root)]
+    assert judge("--judge", f"openai:{url}:qwen2.5-7b", *base) == 2
+    out = capsys.readouterr()
+    assert "pass --yes" in out.err and "[redacted]" in out.err
+    assert secret not in out.err + out.out
+
+
 def test_local_estimate_against_the_stubs_count(
     catalogue: Catalogue, stub: AnthropicStub, fake_key: str
 ) -> None:
