@@ -6,7 +6,7 @@
 
 from evalkit.gate._advice import kappa_max, label_balance, rebalancing_advice
 from evalkit.gate._breakdown import breakdown
-from evalkit.gate._evaluate import FAILED_STATUSES, evaluate, thin_bins
+from evalkit.gate._evaluate import FAILED_STATUSES, evaluate
 from evalkit.gate._identity import judges_frame, select_judge
 from evalkit.gate._pairs import (
     PAIR_COLUMNS,
@@ -20,6 +20,7 @@ from evalkit.gate._pairs import (
     study_pairs,
 )
 from evalkit.gate._recall import miss_rate_upper_bound, recall_check
+from evalkit.gate._threshold import thin_bins
 from evalkit.gate._verdict import ADR, DimensionVerdict, GateVerdict, Reason
 
 __all__ = [

@@ -32,7 +32,6 @@ import pandas as pd
 
 from evalkit.agreement import bootstrap_ci, cohens_kappa, diagnose
 from evalkit.catalogue import Catalogue, FrozenConstants, Label
-from evalkit.gate._advice import rebalancing_advice
 from evalkit.gate._canaries import canary_outcomes
 from evalkit.gate._evidence import human_evidence, settledness
 from evalkit.gate._identity import select_judge
@@ -45,26 +44,11 @@ from evalkit.gate._pairs import (
 )
 from evalkit.gate._provenance import expected_hashes, foreign_reasons, matching_rows
 from evalkit.gate._recall import recall_check
+from evalkit.gate._threshold import fmt_value, threshold_reasons
 from evalkit.gate._verdict import DimensionVerdict, GateVerdict, Reason
 
 #: Statuses of judge answers that count against the frozen share.
 FAILED_STATUSES = ("unparseable", "refused", "error")
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def thin_bins(human: Sequence[str], bins: Sequence[str]) -> list[str]:
-    """Bins holding under half an even share (``0.5 / q``) of the human labels.
-
-    A thin bin is what makes the human marginal skewed: the condition under which the
-    kappa paradox can hold kappa down although raw agreement is high (ADR-0004).
-    """
-    if not human:
-        return []
-    n, q = len(human), len(bins)
-    return [b for b in bins if sum(1 for h in human if h == b) / n < 0.5 / q]
 
 
 def _same_labels(a: pd.DataFrame, b: pd.DataFrame) -> bool:
@@ -219,60 +203,8 @@ def _evaluate_dimension(
             judge, human, bins, n_resamples=n_resamples, seed=seed, clusters=clusters
         )
 
-    advice: list[dict[str, Any]] = []
-    if kappa.status != "ok" or kappa.value is None:
-        add(
-            "kappa_undefined",
-            "fail",
-            f"kappa is not meaningful here ({kappa.status}, n={kappa.n})",
-            "adr-0005",
-        )
-    elif kappa.value < rule.threshold:
-        add(
-            "below_threshold",
-            "fail",
-            f"kappa {kappa.value:.3f} < {rule.threshold:.2f} (p_o {kappa.p_observed:.3f}, "
-            f"p_e {kappa.p_expected:.3f})",
-            "adr-0003",
-        )
-        thin = thin_bins(human, bins)
-        k_max = diag_dict.get("kappa_max")
-        if thin:
-            add(
-                "skewed_marginal",
-                "note",
-                f"the human marginal is skewed (bins {', '.join(thin)} hold under half an even "
-                f"share; kappa_max {_fmt(k_max)} with these marginals): a kappa paradox may "
-                "be at work; the sanctioned response is to rebalance the corpus, never the "
-                "constants",
-                "adr-0004",
-            )
-            advice = rebalancing_advice(gated, bins, rule.threshold)
-        elif diag_dict.get("flags", {}).get("gate_unreachable"):
-            add(
-                "judge_marginal",
-                "note",
-                f"the human marginal is balanced but kappa_max is {_fmt(k_max)}: the judge's "
-                "marginal departs from the humans', so no judge answering with these "
-                "proportions could pass; the fault lies with the judge or the rubric, not "
-                "the corpus",
-                "adr-0004",
-            )
-    else:
-        add(
-            "threshold_met",
-            "note",
-            f"kappa {kappa.value:.3f} ≥ {rule.threshold:.2f} on {kappa.n} pairs",
-            "adr-0003",
-        )
-        if kappa.ci_low is not None and kappa.ci_low < rule.threshold:
-            add(
-                "interval_below_threshold",
-                "note",
-                f"the 95% interval's lower bound {kappa.ci_low:.3f} is under the threshold: "
-                "the pass is not secure",
-                "adr-0003",
-            )
+    found, advice = threshold_reasons(kappa, human, gated, bins, rule.threshold, diag_dict)
+    reasons.extend(found)
 
     evidence: dict[str, Any] = {
         "settledness": settledness(
@@ -292,9 +224,9 @@ def _evaluate_dimension(
         add(
             "unsettled",
             "note",
-            f"the 95% interval [{_fmt(kappa.ci_low)}, {_fmt(kappa.ci_high)}] straddles the "
-            f"threshold: the verdict is unsettled; about {further} more labelled pairs at the "
-            "observed kappa would settle it",
+            f"the 95% interval [{fmt_value(kappa.ci_low)}, {fmt_value(kappa.ci_high)}] "
+            f"straddles the threshold: the verdict is unsettled; about {further} more "
+            "labelled pairs at the observed kappa would settle it",
             "adr-0012",
         )
     humans = human_evidence(complete, label_sets or {}, dim, bins, rule.threshold, seed=seed)
@@ -304,9 +236,10 @@ def _evaluate_dimension(
             add(
                 "labels_limit",
                 "note",
-                f"labeler-labeler agreement (mean kappa {_fmt(humans['human_kappa_mean'])}) is "
-                f"itself below the threshold {rule.threshold:.2f}: the labels, not the judge, "
-                "limit what can be shown; clarify the guide or relabel, never lower the gate",
+                "labeler-labeler agreement (mean kappa "
+                f"{fmt_value(humans['human_kappa_mean'])}) is itself below the threshold "
+                f"{rule.threshold:.2f}: the labels, not the judge, limit what can be shown; "
+                "clarify the guide or relabel, never lower the gate",
                 "adr-0012",
             )
 
