@@ -9,6 +9,7 @@ from typing import Any
 
 from evalkit.catalogue import Catalogue, load, read_labels
 from evalkit.errors import CatalogueError, EvalkitError, GateInputError
+from evalkit.gate._ci_formats import remove_stale_reports, write_ci_reports
 from evalkit.gate._evaluate import evaluate
 from evalkit.gate._verdict import GateVerdict
 
@@ -23,6 +24,16 @@ def register(subparsers: Any) -> None:
     gate.add_argument(
         "--judge-spec",
         help="the judge to gate when the ledger holds several (the others' rows are set aside)",
+    )
+    gate.add_argument(
+        "--junit",
+        metavar="FILE.xml",
+        help="also write the verdict as JUnit XML (on pass and fail; never on exit 2)",
+    )
+    gate.add_argument(
+        "--markdown",
+        metavar="FILE.md",
+        help="also write the verdict table and reasons as Markdown, for a pull request",
     )
     gate.set_defaults(func=run)
 
@@ -101,6 +112,10 @@ def evidence_lines(evidence: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # A report left by an earlier run must not pass for this run's when this one has no
+    # verdict (exit 2 or 3): remove it first, write the new one only once there is a verdict.
+    for path in remove_stale_reports(args.junit, args.markdown):
+        print(f"evalkit gate: removed {path} of an earlier run", file=sys.stderr)
     try:
         catalogue = load(args.catalogue)
         from evalkit.judge import load_ledger
@@ -114,8 +129,11 @@ def run(args: argparse.Namespace) -> int:
 
             assert_sealed_before(catalogue, ledger, source=str(args.ledger))
         verdict = evaluate(ledger, labels, catalogue, split=args.split, judge_spec=args.judge_spec)
+        written = write_ci_reports(verdict, junit=args.junit, markdown=args.markdown)
     except (EvalkitError, FileNotFoundError, ValueError) as exc:
         print(f"evalkit gate: unusable input: {exc}", file=sys.stderr)
         return 2
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr)
     print(verdict.to_json(indent=2) if args.json else render_table(verdict))
     return 0 if verdict.passed else 1

@@ -1,4 +1,5 @@
-"""``evalkit heldout template|seal|verify``: the sealed held-out protocol (ADR-0008, 0015)."""
+"""``evalkit heldout template|label-page|seal|verify``: the sealed held-out protocol (ADR-0008,
+0015)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pandas as pd
 
 from evalkit.catalogue import load
 from evalkit.errors import LedgerError
+from evalkit.heldout._label_page import DEFAULT_GUIDE, write_label_page
 from evalkit.heldout._seal import seal_labels
 from evalkit.heldout._template import write_template
 from evalkit.heldout._verify import anchor_note, reseal_notes, verify_seals
@@ -23,6 +25,20 @@ def register(subparsers: Any) -> None:
     tpl = sub.add_parser("template", help="write the blind labeling template (CSV)")
     tpl.add_argument("--out", help="output path (default: <catalogue>/heldout/template.csv)")
     tpl.set_defaults(func=run_template)
+    page = sub.add_parser("label-page", help="write the blind template as an offline HTML page")
+    page.add_argument("--out", required=True, metavar="FILE.html", help="the page to write")
+    page.add_argument(
+        "--template",
+        metavar="BLIND.csv",
+        help="the blind template (default: <catalogue>/heldout/template.csv)",
+    )
+    page.add_argument(
+        "--guide",
+        default=str(DEFAULT_GUIDE),
+        metavar="GUIDE.md",
+        help=f"the labeling guide shown beside each case (default: {DEFAULT_GUIDE})",
+    )
+    page.set_defaults(func=run_label_page)
     seal = sub.add_parser("seal", help="seal a filled label sheet before any judge run")
     seal.add_argument("labels", help="the filled template (inside the catalogue folder)")
     seal.add_argument(
@@ -48,6 +64,17 @@ def run_template(args: argparse.Namespace) -> int:
     out = args.out or catalogue.root / "heldout" / "template.csv"
     path = write_template(catalogue, out)
     print(f"wrote {path}: {len(catalogue.split('heldout'))} held-out cases, slots blank")
+    return 0
+
+
+def run_label_page(args: argparse.Namespace) -> int:
+    catalogue = load(args.catalogue)
+    path = write_label_page(catalogue, args.out, template=args.template, guide=args.guide)
+    print(
+        f"wrote {path}: {len(catalogue.split('heldout'))} held-out cases, guide {args.guide}; "
+        "open it in a browser (offline), label, export labels.csv into "
+        f"{catalogue.root / 'heldout'}, commit it, then `evalkit heldout seal` it"
+    )
     return 0
 
 
