@@ -3,7 +3,8 @@
     evalkit judge --judge anthropic:MODEL|openai:URL:MODEL|replay|baseline
                   --split calibration|heldout --dimensions self_harm,escalation,...
                   --ledger PATH [--rubric self_harm=v1] [--batch] [--max-cost USD]
-                  [--concurrency N] [--yes] [--exact-estimate] [--call-deadline S]
+                  [--concurrency N] [--rpm N] [--input-tpm N] [--output-tpm N]
+                  [--deadline S] [--yes] [--exact-estimate] [--call-deadline S]
                   [--catalogue PATH]
 
 Before sending anything it prints the plan (calls, calls already in the ledger, and a
@@ -14,7 +15,12 @@ provider's token count first (consent to send the transcripts to that endpoint).
 ``--max-cost`` and consent, the Anthropic judge counts tokens and holds the run to that
 count too. A server that refuses 5 connections in a row ends the run (exit 2), leaving
 the calls not sent unrecorded. The CLI is the gate's path, so floating model aliases
-are refused unless ``--allow-floating-model``. Exit codes: 0 every request answered
+are refused unless ``--allow-floating-model``. ``--concurrency`` is a ceiling: the
+traffic controller (:mod:`evalkit.traffic`) adapts the requests in flight below it,
+paces to the provider's rate-limit headers and to ``--rpm``/``--input-tpm``/
+``--output-tpm``, and sends a rate-limited (429) call again when its turn comes; with
+``--deadline`` the calls still waiting when it passes end in ``error``. The plan is
+printed on stdout, progress and errors on stderr. Exit codes: 0 every request answered
 (ok, unparseable or refused: all counted), 1 some requests ended in ``error`` (re-run
 to retry them), 2 unusable input (raised as an EvalkitError).
 """
@@ -58,7 +64,31 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--batch", action="store_true", help="use the Message Batches API")
     p.add_argument("--max-cost", type=float, default=None, metavar="USD")
-    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=8,
+        help="most calls under way at once: a ceiling; the requests in flight adapt below "
+        "it to the provider's rate limit (default 8)",
+    )
+    p.add_argument("--rpm", type=float, default=None, help="your limit: requests per minute")
+    p.add_argument(
+        "--input-tpm", type=float, default=None, help="your limit: input tokens per minute"
+    )
+    p.add_argument(
+        "--output-tpm",
+        type=float,
+        default=None,
+        help="your limit: output tokens per minute (charged from max_tokens before a call)",
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop waiting after this many seconds of sending: calls still waiting for "
+        "their turn are recorded as error (a re-run sends them); default none",
+    )
     p.add_argument("--yes", action="store_true", help="send paid calls without asking")
     p.add_argument(
         "--exact-estimate",
@@ -107,7 +137,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--batch-poll", type=float, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS
     )
-    p.add_argument("--quiet", action="store_true", help="no plan or progress on stderr")
+    p.add_argument("--quiet", action="store_true", help="no plan (stdout) or progress (stderr)")
     p.set_defaults(func=run)
 
 
@@ -177,6 +207,10 @@ def run(args: argparse.Namespace) -> int:
         batch_poll_interval=args.batch_poll,
         exact_estimate=args.exact_estimate,
         call_deadline=args.call_deadline,
+        rpm=args.rpm,
+        input_tpm=args.input_tpm,
+        output_tpm=args.output_tpm,
+        deadline=args.deadline,
     )
     if args.export_jsonl:
         with Ledger(args.ledger) as led:

@@ -44,10 +44,14 @@ the catalogue where they can be) and then writes all of it in one transaction, o
 raises :class:`LedgerError` and writes nothing. :func:`import_jsonl` validates before
 it even opens the ledger, so a refused import does not create a ledger file.
 
-Damage. Opening an existing ledger checks its schema version, that every table and
-column of the schema is there, that the nonce salt is 64 hex digits, and runs SQLite's
-``quick_check``; any failure, and any SQLite error later (a page damaged since), is a
+Damage. Opening an existing ledger runs the checks of :mod:`evalkit.judge._damage`
+(schema version, tables, columns, salt, lease and intent rows, SQLite's
+``quick_check``); any failure, and any SQLite error later (a page damaged since), is a
 :class:`LedgerError` naming the file.
+
+Sharing. Leases and batch intents (:mod:`evalkit.judge._lease`,
+:mod:`evalkit.judge._intent`) live in tables of their own, which none of the readers
+here touch: several processes can work on one ledger without asking twice (ADR-0019).
 """
 
 from __future__ import annotations
@@ -55,19 +59,20 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import secrets
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import pandas as pd
 
 from evalkit.catalogue import Catalogue
 from evalkit.errors import LedgerError
+from evalkit.judge._damage import check_ledger
+from evalkit.judge._lease import LEASE_DDL
 from evalkit.judge._records import (
     FINAL_STATUSES,
     JSON_FIELDS,
@@ -79,6 +84,9 @@ from evalkit.judge._records import (
 )
 from evalkit.judge._validate import read_jsonl
 from evalkit.secrets import Scrubber, scrubber
+
+if TYPE_CHECKING:
+    from evalkit.judge._lease import Leaseholder
 
 LEDGER_SCHEMA = "evalkit-judge-ledger/1"
 SALT_ENV = "EVALKIT_NONCE_SALT"
@@ -119,7 +127,6 @@ CREATE TABLE IF NOT EXISTS batch_items (
 DIGEST_FIELDS = frozenset(
     {"request_key", "content_key", "request_id", "nonce", "framing_hash", "constants_hash"}
 )
-_SALT = re.compile(r"[0-9a-f]{64}")
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -139,18 +146,6 @@ def _named_errors(
             raise LedgerError(f"{self.path}: the ledger cannot be used ({exc})") from None
 
     return wrapper
-
-
-@functools.cache
-def _schema_columns() -> dict[str, list[str]]:
-    """Table -> columns of the schema in :data:`_DDL`."""
-    db = sqlite3.connect(":memory:")
-    try:
-        db.executescript(_DDL)
-        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        return {t: [c[1] for c in db.execute(f"PRAGMA table_info({t})")] for t in tables}
-    finally:
-        db.close()
 
 
 def scrub_record(rec: dict[str, Any], s: Scrubber) -> dict[str, Any]:
@@ -180,6 +175,7 @@ class Ledger:
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
+        self.leases: Leaseholder | None = None  # set by a Leaseholder of this run
         if self.path.suffix == ".jsonl":
             raise LedgerError(f"{self.path}: a JSONL file is an export; import it into a ledger")
         if not create and not self.path.is_file():
@@ -208,11 +204,12 @@ class Ledger:
             raise LedgerError(f"{self.path}: not a judge ledger (no meta table)")
         found = dict(db.execute("SELECT key, value FROM meta").fetchall()) if tables else {}
         if "schema" in found:
-            self._check(found, tables)
+            check_ledger(db, self.path, found, tables, schema=LEDGER_SCHEMA, core_ddl=_DDL)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA foreign_keys=ON")
         db.executescript(_DDL)
+        db.executescript(LEASE_DDL)
         if "schema" not in found:
             with self._tx() as tx:  # re-read: another process may have just made it
                 if tx.execute("SELECT 1 FROM meta WHERE key = 'schema'").fetchone():
@@ -220,31 +217,6 @@ class Ledger:
                 tx.execute("INSERT INTO meta VALUES ('schema', ?)", (LEDGER_SCHEMA,))
                 tx.execute("INSERT INTO meta VALUES ('created_at', ?)", (now_iso(),))
                 tx.execute("INSERT INTO meta VALUES ('nonce_salt', ?)", (secrets.token_hex(32),))
-
-    def _check(self, meta: dict[str, str], tables: set[str]) -> None:
-        """An existing ledger: its schema version, tables, columns, salt and pages."""
-        if meta["schema"] != LEDGER_SCHEMA:
-            raise LedgerError(
-                f"{self.path}: ledger schema {meta['schema']!r}, "
-                f"this evalkit reads {LEDGER_SCHEMA!r}"
-            )
-        for table, columns in _schema_columns().items():
-            if table not in tables:
-                raise LedgerError(f"{self.path}: damaged ledger: table {table!r} is missing")
-            have = {c[1] for c in self._db.execute(f"PRAGMA table_info({table})")}
-            missing = [c for c in columns if c not in have]
-            if missing:
-                raise LedgerError(
-                    f"{self.path}: damaged ledger: table {table!r} has no column(s) {missing}"
-                )
-        salt = meta.get("nonce_salt")
-        if salt is None or not _SALT.fullmatch(salt):
-            shown = "missing" if salt is None else f"{len(salt)} characters, not 64 hex digits"
-            raise LedgerError(f"{self.path}: damaged ledger: meta nonce_salt is {shown}")
-        problems = [r[0] for r in self._db.execute("PRAGMA quick_check(5)")]
-        if problems != ["ok"]:
-            found = "; ".join(" ".join(p.split()) for p in problems)
-            raise LedgerError(f"{self.path}: damaged ledger: {found}")
 
     def __enter__(self) -> Ledger:
         return self
@@ -254,6 +226,16 @@ class Ledger:
 
     def close(self) -> None:
         self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``: the write lock, across processes);
+        an SQLite error inside it is a :class:`LedgerError` naming the file."""
+        try:
+            with self._tx() as db:
+                yield db
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(f"{self.path}: the ledger cannot be used ({exc})") from None
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -319,6 +301,8 @@ class Ledger:
         if rec["status"] not in STATUSES:
             raise LedgerError(f"request {rec['request_key']}: unknown status {rec['status']!r}")
         with self._tx() as db:
+            if self.leases is not None:  # recorded: the lease has done its work
+                self.leases.release(db, rec["request_key"])
             old = db.execute(
                 "SELECT status, attempts, input_tokens, output_tokens, cache_read_tokens, "
                 "cache_creation_tokens, cost_usd FROM requests WHERE request_key = ?",
@@ -424,11 +408,21 @@ class Ledger:
     # -- batches --------------------------------------------------------------------
 
     @_named_errors
-    def add_batch(self, batch_id: str, judge: str, items: dict[str, dict[str, Any]]) -> None:
+    def add_batch(
+        self,
+        batch_id: str,
+        judge: str,
+        items: dict[str, dict[str, Any]],
+        *,
+        intent: str | None = None,
+    ) -> None:
         """Remember a submitted batch and the metadata of each of its requests (scrubbed
-        like a request row)."""
+        like a request row); with ``intent``, delete that batch intent in the same
+        transaction (:mod:`evalkit.judge._intent`)."""
         s = scrubber()
         with self._tx() as db:
+            if intent is not None:
+                db.execute("DELETE FROM batch_intents WHERE intent_id = ?", (intent,))
             ts = now_iso()
             db.execute(
                 "INSERT INTO batches VALUES (?, ?, 'open', ?, ?)",
@@ -456,6 +450,33 @@ class Ledger:
             ).fetchall()
             out[bid] = {k: self._json(v, k, "batch_items.request") for k, v in items}
         return out
+
+    @_named_errors
+    def batch_ids(self) -> set[str]:
+        """Every batch id this ledger knows, open or not."""
+        return {r[0] for r in self._db.execute("SELECT batch_id FROM batches")}
+
+    @_named_errors
+    def awaited(self, judge: str) -> set[str]:
+        """Request keys awaited in an open batch or a batch intent of ``judge``."""
+        rows = self._db.execute(
+            "SELECT request_key FROM batch_items JOIN batches USING (batch_id) "
+            "WHERE batches.status = 'open' AND batches.judge = ? UNION "
+            "SELECT request_key FROM batch_intent_items JOIN batch_intents USING (intent_id) "
+            "WHERE batch_intents.judge = ?",
+            (scrubber().scrub(judge),) * 2,
+        )
+        return {r[0] for r in rows}
+
+    @_named_errors
+    def lease_rows(self, keys: Sequence[str]) -> list[tuple[Any, ...]]:
+        """The ``leases`` rows of ``keys`` (at most 500), unvalidated."""
+        q = ",".join("?" * len(keys))
+        return self._db.execute(
+            "SELECT request_key, owner, expires_at, claimed_at FROM leases "
+            f"WHERE request_key IN ({q})",
+            list(keys),
+        ).fetchall()
 
     @_named_errors
     def close_batch(self, batch_id: str, status: str = "collected") -> None:

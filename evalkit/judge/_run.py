@@ -30,6 +30,8 @@ import pandas as pd
 from evalkit.catalogue import Case, Catalogue
 from evalkit.errors import JudgeError
 from evalkit.judge._base import Backend
+from evalkit.judge._batches import run_batches
+from evalkit.judge._lease import Leaseholder, send_sharing
 from evalkit.judge._ledger import Ledger
 from evalkit.judge._plan import (
     Plan,
@@ -41,9 +43,10 @@ from evalkit.judge._plan import (
 )
 from evalkit.judge._prompt import JudgeIdentity, JudgeParams
 from evalkit.judge._records import FINAL_STATUSES
-from evalkit.judge._send import run_batches, run_direct
+from evalkit.judge._send import run_direct
 from evalkit.judge.replay import REPLAY_MODEL, replay_filter, resolve_replay
 from evalkit.secrets import scrub
+from evalkit.traffic import Limits, TrafficController
 
 
 def _frame(ledger: Ledger, keys: Sequence[str]) -> pd.DataFrame:
@@ -77,8 +80,13 @@ async def ajudge_cases(
     plan_only: bool = False,
     exact_estimate: bool = False,
     call_deadline: float | None = None,
+    rpm: float | None = None,
+    input_tpm: float | None = None,
+    output_tpm: float | None = None,
+    deadline: float | None = None,
 ) -> pd.DataFrame:
     """Async form of :func:`judge_cases` (same arguments)."""
+    limits = _limits(rpm, input_tpm, output_tpm, deadline, concurrency)
     case_list = [
         catalogue.case(c) if isinstance(c, str) else c
         for c in (catalogue.split("calibration") if cases is None else cases)
@@ -96,7 +104,7 @@ async def ajudge_cases(
         identity = JudgeIdentity(judge, "replay", REPLAY_MODEL, params or JudgeParams())
     if batch and (backend is None or not hasattr(backend, "submit_batch")):
         raise JudgeError(f"--batch needs the anthropic backend, not {judge!r}")
-    err = sys.stderr
+    out = sys.stdout
     with Ledger(ledger) as led:
         requests = build_requests(
             catalogue,
@@ -113,12 +121,10 @@ async def ajudge_cases(
             keys = resolve_replay(led, requests, replay_filter(judge))
             if progress:
                 line = f"judge {judge}: {len(keys)} request(s) replayed from {ledger}"
-                print(scrub(line), file=err)
+                print(scrub(line), file=out)
             return _frame(led, keys)
         statuses = led.statuses(r.key for r in requests)
-        pending: set[str] = set()
-        for items in led.open_batches(backend_obj.spec).values():
-            pending |= set(items)
+        pending = led.awaited(backend_obj.spec)  # in an open batch, or a batch being made
         waiting = pending & {r.key for r in requests} - set(statuses)
         if waiting and not batch:
             raise JudgeError(
@@ -146,8 +152,8 @@ async def ajudge_cases(
                 if exact_estimate and count is not None:  # asked for: consent to count
                     plan.estimate = await count(to_send)
                     count = None  # counted once is enough
-            if progress or plan_only:
-                print(scrub(plan.summary()), file=err)
+            if progress or plan_only:  # the plan is output, not an error: stdout
+                print(scrub(plan.summary()), file=out, flush=True)
             if plan_only:
                 return _frame(led, [])
             _hold_to_budget(plan, max_cost)
@@ -156,9 +162,10 @@ async def ajudge_cases(
             if count is not None and max_cost is not None:  # consented: count, for the budget
                 plan.estimate = await count(to_send)
                 if progress:
-                    print(plan.estimate_line(), file=err)
+                    print(plan.estimate_line(), file=out, flush=True)
                 _hold_to_budget(plan, max_cost)
-            bar = _Progress(plan, progress)
+            traffic = TrafficController(ceiling=concurrency, limits=limits, deadline=deadline)
+            bar = _Progress(plan, progress, traffic=None if batch else traffic)
             if batch:
                 await run_batches(
                     backend_obj,
@@ -170,14 +177,37 @@ async def ajudge_cases(
                     batch_timeout,
                 )
             elif to_send:
-                await run_direct(
-                    backend_obj, led, plan, bar, concurrency, max_cost, max_parse_retries
+                await send_sharing(  # other processes on this ledger: ADR-0019
+                    Leaseholder(led),
+                    plan,
+                    lambda p: run_direct(
+                        backend_obj, led, p, bar, traffic, max_cost, max_parse_retries
+                    ),
                 )
             if bar.total:
                 bar.show(final=True)
+            bar.close()
         finally:
             await backend_obj.aclose()
         return _frame(led, [r.key for r in requests])
+
+
+def _limits(
+    rpm: float | None,
+    input_tpm: float | None,
+    output_tpm: float | None,
+    deadline: float | None,
+    concurrency: int,
+) -> Limits:
+    """The user's traffic limits, checked before anything is planned or sent."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise JudgeError(f"--concurrency {concurrency!r} is not a whole number >= 1")
+    if deadline is not None and not deadline > 0:
+        raise JudgeError(f"--deadline {deadline!r} s is not positive")
+    try:
+        return Limits(rpm=rpm, input_tpm=input_tpm, output_tpm=output_tpm)
+    except ValueError as exc:
+        raise JudgeError(str(exc)) from None
 
 
 def _hold_to_budget(plan: Plan, max_cost: float | None) -> None:
@@ -217,6 +247,10 @@ def judge_cases(
     plan_only: bool = False,
     exact_estimate: bool = False,
     call_deadline: float | None = None,
+    rpm: float | None = None,
+    input_tpm: float | None = None,
+    output_tpm: float | None = None,
+    deadline: float | None = None,
 ) -> pd.DataFrame:
     """Judge ``cases`` on ``dimensions``; return the long frame of their ledger rows.
 
@@ -242,6 +276,16 @@ def judge_cases(
       this sends those transcripts, so passing it is consent to that.
     * ``call_deadline``: wall-clock seconds per HTTP attempt (default 120); an attempt
       that has no complete answer by then is retried like a timeout.
+    * ``concurrency``: the most calls under way at once, a ceiling: the traffic
+      controller (:mod:`evalkit.traffic`) adapts the requests in flight below it and
+      paces to the provider's rate-limit headers. ``rpm``, ``input_tpm``,
+      ``output_tpm``: the user's own per-minute limits (the lower one binds). A 429
+      waits for its turn and is sent again, outside the per-call retry budget.
+    * ``deadline``: seconds the sending may take (default none); when it passes, calls
+      still waiting for their turn (or for a retry) are recorded as ``error`` naming
+      the deadline, so a re-run sends exactly those; requests in flight finish.
+
+    The plan ("N to send", the estimate) is printed on stdout, progress on stderr.
 
     A server that refuses 5 connections in a row stops the run with a
     :class:`~evalkit.judge._base.ServerUnreachable` (a JudgeError naming its URL);
@@ -258,7 +302,8 @@ def judge_cases(
         "backend": backend, "confirm": confirm, "max_parse_retries": max_parse_retries,
         "batch_poll_interval": batch_poll_interval, "batch_timeout": batch_timeout,
         "plan_only": plan_only, "exact_estimate": exact_estimate,
-        "call_deadline": call_deadline,
+        "call_deadline": call_deadline, "rpm": rpm, "input_tpm": input_tpm,
+        "output_tpm": output_tpm, "deadline": deadline,
     }  # fmt: skip
 
     def run() -> pd.DataFrame:

@@ -1,9 +1,10 @@
-"""Sending and recording: direct calls with bounded concurrency, and Message Batches.
+"""Sending and recording: direct calls through the traffic controller.
 
 Every answer is resolved (parsed strictly, asked again up to ``max_parse_retries`` times
 when unparseable) and recorded in the ledger as soon as it arrives, so a process killed
-at any moment loses at most the calls in flight. Batches are recorded in the ledger
-before polling, and items a crashed collection already recorded are never asked again.
+at any moment loses at most the calls in flight. Each direct request is leased before
+it is sent (:mod:`evalkit.judge._lease`); Message Batches are in
+:mod:`evalkit.judge._batches`.
 
 A direct run stops early, with a :class:`JudgeError`, when the spend passes
 ``max_cost`` (a call of unknown cost counts as the plan's estimate per call) or when
@@ -14,7 +15,6 @@ stay unrecorded, so a re-run sends exactly those.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,9 +27,7 @@ from evalkit.judge._plan import (
     _Progress,
 )
 from evalkit.judge._prompt import JudgeRequest
-from evalkit.judge._records import FINAL_STATUSES
-
-BATCH_CHUNK = 10_000
+from evalkit.traffic import SendingStopped, TrafficController
 
 
 def _record(
@@ -77,8 +75,9 @@ async def _resolve(
 ) -> dict[str, Any]:
     """Turn replies into a ledger record, re-asking on unparseable answers.
 
-    :class:`ServerUnreachable` from the backend propagates; when it cuts off a re-ask,
-    the answers already paid for ride along as an ``error`` record in its ``answered``.
+    :class:`ServerUnreachable` (and :class:`~evalkit.traffic.SendingStopped`) from the
+    backend propagates; when it cuts off a re-ask, the answers already paid for ride
+    along as an ``error`` record in its ``answered``.
     """
     usage, attempts, latency = Usage(), 0, 0.0
     problems: list[str] = []
@@ -90,9 +89,10 @@ async def _resolve(
                 break
             try:
                 reply = await backend.call(request)
-            except ServerUnreachable as exc:
+            except (ServerUnreachable, SendingStopped) as exc:
                 if attempts:
-                    error = "; ".join([*problems, "re-ask not sent: server unreachable"])
+                    why = "server unreachable" if isinstance(exc, ServerUnreachable) else str(exc)
+                    error = "; ".join([*problems, f"re-ask not sent: {why}"])
                     exc.answered = _record(meta, "error", error=error, **common)
                 raise
         attempts += reply.attempts
@@ -139,40 +139,58 @@ async def run_direct(
     ledger: Ledger,
     plan: Plan,
     progress: _Progress,
-    concurrency: int,
+    traffic: TrafficController,
     max_cost: float | None,
     max_parse_retries: int,
 ) -> None:
-    """Send ``plan.to_send`` with at most ``concurrency`` calls in flight (see the module
-    docstring for the two ways a run stops early)."""
-    sem = asyncio.Semaphore(max(1, concurrency))
+    """Send ``plan.to_send`` through ``traffic``, the run's controller (see the module
+    docstring for the two ways a run stops early).
+
+    At most ``traffic``'s ceiling of calls are under way at once; how many of their
+    requests are in flight, and how fast they start, is the controller's to decide. A
+    call that finds the run stopped while it waits is not sent and not recorded; one
+    that finds the deadline passed is recorded as ``error`` (a re-run sends it).
+    """
+    if hasattr(backend, "traffic"):
+        backend.traffic = traffic
     over_budget = False
     unreachable: ServerUnreachable | None = None
     per_call = plan.cost_per_call()
+    queue = iter(plan.to_send)
 
     def record(rec: dict[str, Any]) -> None:
         nonlocal over_budget
         ledger.record(rec)
         progress.update(rec)
         spent = progress.spend + progress.unknown_cost * per_call
-        if max_cost is not None and spent > max_cost:
+        if max_cost is not None and spent > max_cost and not over_budget:
             over_budget = True
+            traffic.stop("spend passed --max-cost")
 
-    async def one(req: JudgeRequest) -> None:
+    async def worker() -> None:
         nonlocal unreachable
-        async with sem:
+        for req in queue:
             if over_budget or unreachable is not None:
                 return
+            if ledger.leases is not None and not ledger.leases.claim(req.key):
+                continue  # another process sends it, or has answered it (ADR-0019)
             try:
                 rec = await _resolve(backend, req.metadata(), req, None, max_parse_retries)
+            except SendingStopped as exc:
+                if exc.answered is not None:
+                    record(exc.answered)
+                continue
             except ServerUnreachable as exc:
-                unreachable = unreachable or exc
+                if unreachable is None:
+                    unreachable = exc
+                    traffic.stop(str(exc))
                 if exc.answered is not None:
                     record(exc.answered)
                 return
             record(rec)
 
-    await asyncio.gather(*(one(r) for r in plan.to_send))
+    workers = max(1, min(traffic.window.ceiling, len(plan.to_send)))
+    await asyncio.gather(*(worker() for _ in range(workers)))
     if unreachable is not None:
         raise unreachable
     if over_budget:
@@ -180,52 +198,3 @@ async def run_direct(
             f"spend passed --max-cost ${max_cost}; stopped sending. What was answered is in "
             "the ledger; re-run with a higher budget to finish"
         )
-
-
-async def run_batches(
-    backend: Any,
-    ledger: Ledger,
-    plan: Plan,
-    progress: _Progress,
-    max_parse_retries: int,
-    poll_interval: float,
-    batch_timeout: float | None,
-) -> None:
-    open_batches = ledger.open_batches(backend.spec)
-    waiting = {k for items in open_batches.values() for k in items}
-    new = [r for r in plan.to_send if r.key not in waiting]
-    for i in range(0, len(new), BATCH_CHUNK):
-        chunk = new[i : i + BATCH_CHUNK]
-        batch_id = await backend.submit_batch(chunk)
-        items = {r.key: r.metadata() for r in chunk}
-        ledger.add_batch(batch_id, backend.spec, items)
-        open_batches[batch_id] = items
-    by_key = {r.key: r for r in plan.requests}
-    started = time.monotonic()
-    while open_batches:
-        for batch_id in list(open_batches):
-            if await backend.batch_status(batch_id) != "ended":
-                continue
-            replies = await backend.batch_results(batch_id)
-            # A crash while collecting leaves the batch open with some items recorded:
-            # those are final and must not be asked again (nor paid for twice).
-            recorded = ledger.statuses(open_batches[batch_id])
-            for key, meta in open_batches[batch_id].items():
-                if recorded.get(key) in FINAL_STATUSES:
-                    continue
-                first = replies.get(key) or Reply("error", error="no result in the batch")
-                rec = await _resolve(
-                    backend, meta, by_key.get(key), first, max_parse_retries, batch_id
-                )
-                ledger.record(rec)
-                progress.update(rec)
-            ledger.close_batch(batch_id)
-            del open_batches[batch_id]
-        if open_batches:
-            if batch_timeout is not None and time.monotonic() - started > batch_timeout:
-                ids = ", ".join(open_batches)
-                raise JudgeError(
-                    f"batch(es) {ids} still in progress after {batch_timeout:g} s; re-run the "
-                    "same command to resume polling (nothing will be resubmitted)"
-                )
-            await asyncio.sleep(poll_interval)

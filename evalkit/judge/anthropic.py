@@ -8,14 +8,19 @@
   ``tool_choice`` (``mode="tool"``, the default) or JSON-schema structured output
   (``mode="json"``, for models that think before answering). The system part of the
   framing carries ``cache_control`` so the fixed prefix is cached.
+* Traffic: every attempt of a direct Messages call waits for its turn in
+  :attr:`AnthropicBackend.traffic` (:mod:`evalkit.traffic`: AIMD window, pacing to the
+  ``anthropic-ratelimit-*`` headers and the user's limits); a 429 is flow control, sent
+  again when its turn comes without using the retry budget, until the run's deadline.
 * Retries: the SDK's own retries are off (``max_retries=0``) so that every attempt is
-  counted here. 408, 409, 429, 5xx and 529 and timeouts/connection errors are retried
-  up to ``max_retries`` times, waiting what ``retry-after``/``retry-after-ms`` says or
-  else exponential backoff (0.5 s doubling, capped at 8 s); both with jitter. An
-  attempt that has no complete answer after ``call_deadline`` seconds of wall clock (a
-  server trickling bytes so that no read timeout fires) is abandoned and retried like
-  a timeout. After :data:`~evalkit.judge._base.UNREACHABLE_AFTER` failed connections in
-  a row (refused, DNS, connect timeout) :class:`ServerUnreachable` stops the run.
+  counted here. 408, 409, 5xx and 529 and timeouts/connection errors (and 429 outside
+  the direct call path) are retried up to ``max_retries`` times, waiting what
+  ``retry-after``/``retry-after-ms`` says or else exponential backoff (0.5 s doubling,
+  capped at 8 s); both with jitter. An attempt that has no complete answer after
+  ``call_deadline`` seconds of wall clock (a server trickling bytes so that no read
+  timeout fires) is abandoned and retried like a timeout. After
+  :data:`~evalkit.judge._base.UNREACHABLE_AFTER` failed connections in a row (refused,
+  DNS, connect timeout) :class:`ServerUnreachable` stops the run.
 * Usage: the token counts of a Message are read strictly (non-negative ints; see
   :func:`~evalkit.judge._base.token_count`). A Message whose usage is missing, null,
   not an object, or holds a count that is negative, fractional, a string or a bool is
@@ -72,6 +77,7 @@ from evalkit.judge._base import (
     scrub,
     token_count,
 )
+from evalkit.judge._intent import BatchInfo
 from evalkit.judge._pricing import (
     BATCH_DISCOUNT,
     PRICES,
@@ -81,6 +87,7 @@ from evalkit.judge._pricing import (
     price_for,
 )
 from evalkit.judge._prompt import JudgeParams, JudgeRequest
+from evalkit.traffic import Charge, DeadlinePassed, Ticket, TrafficController
 
 T = TypeVar("T")
 __all__ = [
@@ -148,6 +155,8 @@ class AnthropicBackend:
         self.call_deadline = call_deadline
         self._client: anthropic.AsyncAnthropic | None = None
         self._reach: Reachability | None = None
+        #: The run's traffic controller (the sender replaces it with one per run).
+        self.traffic = TrafficController()
         if self.price is None:
             warnings.warn(
                 f"anthropic judge: no price known for {model!r}; cost_usd will be None",
@@ -189,55 +198,106 @@ class AnthropicBackend:
         self._reach = None
 
     async def _retrying(
-        self, fn: Callable[[], Awaitable[T]], deadline: float | None = None
-    ) -> tuple[T, int]:
+        self,
+        fn: Callable[[], Awaitable[Any]],
+        deadline: float | None = None,
+        *,
+        charge: Charge | None = None,
+    ) -> tuple[Any, int]:
         """Run ``fn`` with the retry policy; return (result, attempts) or raise the last error.
 
         ``deadline``: wall-clock seconds per attempt (None: no bound beyond the timeouts).
         Raises :class:`ServerUnreachable` when the dead-server rule trips.
+
+        With ``charge`` (a direct Messages call) every attempt goes through the traffic
+        controller: ``fn`` returns the SDK's raw response (headers, then ``parse()``), a
+        429 waits for its turn and is sent again without using the ``max_retries``
+        budget (which other transient failures use), and the run's deadline ends the
+        wait with :class:`_Failed`. The result is then ``(message, ticket)``.
         """
         self.client()
         reach = self._reach
         assert reach is not None
-        attempt = 0
+        traffic = self.traffic
+        attempt = failures = 0
         while True:
-            attempt += 1
             reach.check()
+            ticket = None
+            if charge is not None:
+                try:
+                    ticket = await traffic.acquire(charge)
+                except DeadlinePassed as exc:
+                    raise _Failed(str(exc), attempt) from None
+                try:
+                    reach.check()  # it may have tripped while this call waited
+                except ServerUnreachable:
+                    self._release(ticket, None)
+                    raise
+            attempt += 1
+            headers: dict[str, str] | None = None
             try:
                 result = await (fn() if deadline is None else asyncio.wait_for(fn(), deadline))
+                if ticket is not None:
+                    headers = dict(result.headers)
+                    result = (await result.parse(), ticket)
             except anthropic.APIStatusError as exc:
                 reach.reached()
-                if exc.status_code not in RETRY_STATUSES or attempt > self.max_retries:
+                headers = dict(exc.response.headers)
+                wait = parse_retry_after(headers)
+                if ticket is not None and exc.status_code == 429:
+                    traffic.rate_limited(ticket, headers, wait)
+                    continue  # flow control: wait for the turn, outside the retry budget
+                failures += 1
+                if exc.status_code not in RETRY_STATUSES or failures > self.max_retries:
+                    self._release(ticket, headers)
                     raise _Failed(self._describe(exc), attempt) from None
-                wait = parse_retry_after(dict(exc.response.headers))
             except anthropic.APIConnectionError as exc:  # includes APITimeoutError
+                self._release(ticket, None)
                 if isinstance(exc.__cause__, (httpx2.ConnectError, httpx2.ConnectTimeout)):
                     reach.failed(self._describe(exc))  # the request never left
                 else:
                     reach.reached()
-                if attempt > self.max_retries:
+                failures += 1
+                if failures > self.max_retries:
                     raise _Failed(self._describe(exc), attempt) from None
                 wait = None
             except TimeoutError:  # the wall-clock deadline of the attempt
+                self._release(ticket, None)
                 reach.reached()
-                if attempt > self.max_retries:
+                failures += 1
+                if failures > self.max_retries:
                     message = f"no complete answer within the call deadline of {deadline:g} s"
                     raise _Failed(message, attempt) from None
                 wait = None
             except anthropic.APIError as exc:  # e.g. a response that does not validate
+                self._release(ticket, headers)
                 reach.reached()
                 raise _Failed(self._describe(exc), attempt) from None
             except ValueError as exc:  # a 200 whose body is not JSON: retried like a drop
+                self._release(ticket, headers)
                 reach.reached()
-                if attempt > self.max_retries:
+                failures += 1
+                if failures > self.max_retries:
                     raise _Failed(self._scrub(f"malformed response: {exc}"), attempt) from None
                 wait = None
             else:
                 reach.reached()
+                if ticket is not None:
+                    traffic.release(ticket, headers, ok=True)
                 return result, attempt
-            await asyncio.sleep(
-                retry_delay(attempt, wait, base=self.backoff_base, max_wait=self.max_retry_wait)
+            self._release(ticket, headers)
+            delay = retry_delay(
+                failures, wait, base=self.backoff_base, max_wait=self.max_retry_wait
             )
+            try:
+                await (traffic.sleep(delay) if charge is not None else asyncio.sleep(delay))
+            except DeadlinePassed as exc:
+                raise _Failed(str(exc), attempt) from None
+
+    def _release(self, ticket: Ticket | None, headers: dict[str, str] | None) -> None:
+        """A failed attempt leaves the controller (its tokens given back); idempotent."""
+        if ticket is not None and ticket.open:
+            self.traffic.release(ticket, headers, ok=False)
 
     def _describe(self, exc: anthropic.APIError) -> str:
         if isinstance(exc, anthropic.APIStatusError):
@@ -301,10 +361,16 @@ class AnthropicBackend:
         body = self.message_params(request)
         temperature = body.pop("temperature", None)
         extra = {"temperature": temperature} if temperature is not None else None
+        charge = Charge(
+            input_tokens=self._input_chars(request) // CHARS_PER_TOKEN,
+            output_tokens=self.params.max_tokens,
+        )
         t0 = time.monotonic()
         try:
-            msg, attempts = await self._retrying(
-                lambda: client.messages.create(**body, extra_body=extra), self.call_deadline
+            (msg, ticket), attempts = await self._retrying(
+                lambda: client.messages.with_raw_response.create(**body, extra_body=extra),
+                self.call_deadline,
+                charge=charge,
             )
         except _Failed as failed:
             return Reply(
@@ -313,7 +379,12 @@ class AnthropicBackend:
                 attempts=failed.attempts,
                 latency_s=time.monotonic() - t0,
             )
-        return self.reply_from_message(msg, attempts=attempts, latency_s=time.monotonic() - t0)
+        reply = self.reply_from_message(msg, attempts=attempts, latency_s=time.monotonic() - t0)
+        if reply.kind != "error":  # an error reply's usage is unknown: keep the estimate
+            # Anthropic's input-tokens-per-minute excludes cache reads (evalkit.traffic).
+            counted = reply.usage.input_tokens + reply.usage.cache_creation_tokens
+            self.traffic.correct(ticket, counted, reply.usage.output_tokens)
+        return reply
 
     def reply_from_message(
         self, msg: Any, *, attempts: int, latency_s: float, batch: bool = False
@@ -458,18 +529,64 @@ class AnthropicBackend:
     # -- batches ------------------------------------------------------------------
 
     async def submit_batch(self, requests: Sequence[JudgeRequest]) -> str:
-        """Create a Message Batch (custom_id = request key); return its id."""
+        """Create a Message Batch (custom_id = request key); return its id.
+
+        A create is sent again only when it surely made nothing: an HTTP error status
+        from the server (429, 5xx, 529) or a connection that never opened. A timeout or a
+        dropped connection after the body was sent may have made the batch, so it is a
+        :class:`JudgeError` at once: the batch intent stays in the ledger and a re-run
+        adopts the batch or, if there is none, sends it (:mod:`evalkit.judge._batches`).
+        """
         client = self.client()
         items: list[Any] = [
             {"custom_id": r.key, "params": self.message_params(r)} for r in requests
         ]
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                batch = await client.messages.batches.create(requests=items)
+                return str(batch.id)
+            except anthropic.APIStatusError as exc:
+                wait = parse_retry_after(dict(exc.response.headers))
+                if exc.status_code not in RETRY_STATUSES or attempt > self.max_retries:
+                    message = self._describe(exc)
+                    raise JudgeError(
+                        f"anthropic judge: batch submission failed: {message}"
+                    ) from None
+            except anthropic.APIConnectionError as exc:
+                never_left = isinstance(exc.__cause__, (httpx2.ConnectError, httpx2.ConnectTimeout))
+                if not never_left or attempt > self.max_retries:
+                    raise JudgeError(
+                        f"anthropic judge: batch submission failed: {self._describe(exc)} (it "
+                        "may have been created: re-run to adopt it or send it again)"
+                    ) from None
+                wait = None
+            await asyncio.sleep(
+                retry_delay(attempt, wait, base=self.backoff_base, max_wait=self.max_retry_wait)
+            )
+
+    async def list_batches(self, since: float) -> list[BatchInfo]:
+        """Batches of this account created at or after ``since`` (epoch seconds), newest
+        first, as :class:`~evalkit.judge._intent.BatchInfo`."""
+        client = self.client()
+
+        async def collect() -> list[BatchInfo]:
+            out = []
+            async for b in client.messages.batches.list(limit=100):
+                created = b.created_at.timestamp()
+                if created < since:
+                    break
+                c = b.request_counts
+                count = c.processing + c.succeeded + c.errored + c.canceled + c.expired
+                out.append(BatchInfo(b.id, created, count, str(b.processing_status)))
+            return out
+
         try:
-            batch, _ = await self._retrying(lambda: client.messages.batches.create(requests=items))
+            listed, _ = await self._retrying(collect)
         except _Failed as failed:
-            raise JudgeError(
-                f"anthropic judge: batch submission failed: {failed.message}"
-            ) from None
-        return batch.id
+            raise JudgeError(f"anthropic judge: listing batches: {failed.message}") from None
+        return list(listed)
 
     async def batch_status(self, batch_id: str) -> str:
         """``in_progress``, ``canceling`` or ``ended``."""

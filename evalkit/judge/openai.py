@@ -12,7 +12,8 @@ A ``refusal`` field in the message or ``finish_reason == "content_filter"`` is a
 refusal. ``OPENAI_API_KEY`` is sent as a bearer token if set (local servers need
 none) and scrubbed from everything stored. Retries, timeouts, the per-attempt call
 deadline, the dead-server rule and attempt counting follow the same policy as the
-Anthropic backend. The ``usage`` block is read strictly: ``prompt_tokens`` and
+Anthropic backend, and a 429 is flow control of the traffic controller
+(:mod:`evalkit.traffic`), not a failure. The ``usage`` block is read strictly: ``prompt_tokens`` and
 ``completion_tokens`` must be non-negative ints (not bools), an optional
 ``prompt_tokens_details.cached_tokens`` too and no more than ``prompt_tokens``; a
 usage block that is missing, null, not an object or breaks one of these rules makes
@@ -56,6 +57,7 @@ from evalkit.judge._base import (
     token_count,
 )
 from evalkit.judge._prompt import JudgeParams, JudgeRequest
+from evalkit.traffic import Charge, DeadlinePassed, Ticket, TrafficController
 
 _SPEC = re.compile(r"^(https?://(?:[^/@\s]*@)?[^/:@\s]+(?::\d+)?(?:/[^:\s]*)?):(\S+)$")
 _FLOATING_TAG = re.compile(r"(?:[:-])latest$")
@@ -113,6 +115,8 @@ class OpenAIBackend:
             raise JudgeError(f"openai judge: call deadline {call_deadline!r} s is not positive")
         self.call_deadline = call_deadline
         self._reach = Reachability(self.base_url)
+        #: The run's traffic controller (the sender replaces it with one per run).
+        self.traffic = TrafficController()
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -161,28 +165,46 @@ class OpenAIBackend:
 
     async def call(self, request: JudgeRequest) -> Reply:
         """One logical call with transport retries; never raises for HTTP failures, only
-        :class:`~evalkit.judge._base.ServerUnreachable` once the server is taken for dead."""
+        :class:`~evalkit.judge._base.ServerUnreachable` once the server is taken for dead.
+
+        Every attempt waits for its turn in :attr:`traffic`; a 429 is sent again when
+        its turn comes, without using the ``max_retries`` budget (see
+        :mod:`evalkit.traffic`), until the run's deadline passes."""
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         body = self.body(request)
+        inp, _ = char_estimate([request])
+        charge = Charge(input_tokens=inp, output_tokens=self.params.max_tokens)
         t0 = time.monotonic()
-        attempt = 0
+        attempt = failures = 0
+
+        def failed(error: str) -> Reply:
+            return Reply("error", error=error, attempts=attempt, latency_s=time.monotonic() - t0)
+
         while True:
-            attempt += 1
             wait: float | None = None
             self._reach.check()
-            post = self._http().post(
-                f"{self.base_url}/chat/completions",
-                json=body,
-                headers=headers,
-                timeout=self._timeouts,
-            )
             try:
+                ticket = await self.traffic.acquire(charge)
+            except DeadlinePassed as exc:
+                return failed(str(exc))
+            attempt += 1
+            seen: dict[str, str] | None = None
+            try:
+                self._reach.check()
+                post = self._http().post(
+                    f"{self.base_url}/chat/completions",
+                    json=body,
+                    headers=headers,
+                    timeout=self._timeouts,
+                )
                 resp = await asyncio.wait_for(post, self.call_deadline)
             except httpx.ConnectTimeout:
                 error = f"connect timeout after {min(self._timeout, CONNECT_TIMEOUT_S):g} s"
+                self._release(ticket, None)
                 self._reach.failed(error)
             except httpx.ConnectError as exc:  # refused, DNS: the request never left
                 error = self._scrub(f"{type(exc).__name__}: {exc}")
+                self._release(ticket, None)
                 self._reach.failed(error)
             except httpx.TimeoutException:
                 error = f"timeout after {self._timeout:g} s"
@@ -193,23 +215,44 @@ class OpenAIBackend:
             except TimeoutError:
                 error = f"no complete answer within the call deadline of {self.call_deadline:g} s"
                 self._reach.reached()
+            except BaseException:
+                self._release(ticket, None)
+                raise
             else:
                 self._reach.reached()
+                seen = dict(resp.headers)
                 if resp.status_code == 200:
-                    return self._reply(resp, attempt, time.monotonic() - t0)
+                    self.traffic.release(ticket, seen, ok=True)
+                    reply = self._reply(resp, attempt, time.monotonic() - t0)
+                    if reply.kind != "error":  # counted as OpenAI counts TPM: every prompt token
+                        u = reply.usage
+                        self.traffic.correct(
+                            ticket, u.input_tokens + u.cache_read_tokens, u.output_tokens
+                        )
+                    return reply
                 error = self._scrub(f"HTTP {resp.status_code}: {resp.text[:500]}")
+                wait = parse_retry_after(seen)
+                if resp.status_code == 429:
+                    self.traffic.rate_limited(ticket, seen, wait)
+                    continue  # flow control: wait for the turn, outside the retry budget
                 if resp.status_code not in RETRY_STATUSES:
-                    return Reply(
-                        "error", error=error, attempts=attempt, latency_s=time.monotonic() - t0
-                    )
-                wait = parse_retry_after(dict(resp.headers))
-            if attempt > self.max_retries:
-                return Reply(
-                    "error", error=error, attempts=attempt, latency_s=time.monotonic() - t0
-                )
-            await asyncio.sleep(
-                retry_delay(attempt, wait, base=self.backoff_base, max_wait=self.max_retry_wait)
+                    self._release(ticket, seen)
+                    return failed(error)
+            self._release(ticket, seen)
+            failures += 1
+            if failures > self.max_retries:
+                return failed(error)
+            delay = retry_delay(
+                failures, wait, base=self.backoff_base, max_wait=self.max_retry_wait
             )
+            try:
+                await self.traffic.sleep(delay)
+            except DeadlinePassed as exc:
+                return failed(str(exc))
+
+    def _release(self, ticket: Ticket, headers: dict[str, str] | None) -> None:
+        if ticket.open:
+            self.traffic.release(ticket, headers, ok=False)
 
     def _reply(self, resp: httpx.Response, attempts: int, latency_s: float) -> Reply:
         raw = self._scrub(resp.text)

@@ -7,7 +7,9 @@
 * Endpoint: ``base_url=`` or ``ANTHROPIC_BASE_URL`` (e.g. a stub server in tests),
   else the SDK's default.
 * Retries: the SDK's own are off (``max_retries=0``); :mod:`evalkit.runner._policy`
-  applies the judge's policy so that every attempt is counted.
+  applies the judge's policy so that every attempt is counted, and the target's
+  traffic controller (``rpm=``, ``input_tpm=``, ``output_tpm=`` or a shared
+  ``traffic=``) paces the calls and treats a 429 as flow control.
 * The reply is the concatenated text blocks. A refusal or an empty reply is a reply
   (``stop_reason`` says why), not an error.
 """
@@ -21,7 +23,8 @@ from typing import Any
 import anthropic
 import httpx2
 
-from evalkit.runner._policy import Failure, retrying, scrub
+from evalkit.judge._base import CHARS_PER_TOKEN
+from evalkit.runner._policy import Failure, retrying, scrub, target_traffic
 from evalkit.runner._types import (
     Message,
     RunnerError,
@@ -29,6 +32,11 @@ from evalkit.runner._types import (
     TurnContext,
     fingerprint_of,
 )
+from evalkit.traffic import Charge, TrafficController
+
+#: Most requests in flight of one target's own controller (the runner's ``concurrency``
+#: bounds the conversations; the controller adapts the requests below both).
+TARGET_CEILING = 64
 
 
 class AnthropicTarget:
@@ -49,6 +57,10 @@ class AnthropicTarget:
         timeout: float = 120.0,
         max_retries: int = 4,
         max_retry_wait: float = 120.0,
+        rpm: float | None = None,
+        input_tpm: float | None = None,
+        output_tpm: float | None = None,
+        traffic: TrafficController | None = None,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         if not model:
@@ -69,6 +81,9 @@ class AnthropicTarget:
         self._timeout = timeout
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
+        #: Paces this target's calls (see :mod:`evalkit.runner._policy`); pass one
+        #: ``traffic`` to several targets that share a provider's limit.
+        self.traffic = target_traffic(traffic, rpm, input_tpm, output_tpm, TARGET_CEILING)
         self._http_client = http_client
         self._client: anthropic.AsyncAnthropic | None = None
 
@@ -134,11 +149,32 @@ class AnthropicTarget:
         """One Messages API call (with the retry policy); raises TargetCallError on failure."""
         client = self._client_for_call()
         body = self.body(messages, system=system)
-        msg, _ = await retrying(
-            lambda: client.messages.create(**body),
+
+        async def create() -> tuple[dict[str, str], Any]:
+            raw = await client.messages.with_raw_response.create(**body)
+            return dict(raw.headers), await raw.parse()
+
+        def observe(result: tuple[dict[str, str], Any]) -> Any:
+            headers, msg = result
+            u: Any = getattr(msg, "usage", None)
+            try:  # Anthropic's input-tokens-per-minute excludes cache reads
+                counted = (
+                    int(u.input_tokens) + int(getattr(u, "cache_creation_input_tokens", 0) or 0),
+                    int(u.output_tokens),
+                )
+            except (AttributeError, TypeError, ValueError):
+                counted = None
+            return headers, counted
+
+        chars = sum(len(m["content"]) for m in messages) + len(body.get("system") or "")
+        (_, msg), _ = await retrying(
+            create,
             self._classify,
             max_retries=self.max_retries,
             max_wait=self.max_retry_wait,
+            traffic=self.traffic,
+            charge=Charge(input_tokens=chars // CHARS_PER_TOKEN, output_tokens=self.max_tokens),
+            observe=observe,
         )
         text = "".join(b.text for b in msg.content if b.type == "text")
         return TargetReply(

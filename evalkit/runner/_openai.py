@@ -5,7 +5,8 @@ Spec ``openai:URL:MODEL``, the grammar of the judge's ``openai`` backend: the UR
 ``openai:http://localhost:11434/v1:llama3.1:8b`` names the model ``llama3.1:8b``.
 Each call is ``POST {URL}/chat/completions`` with the system prompt (if any) as the
 first message. ``OPENAI_API_KEY`` (or ``api_key=``) is sent as a bearer token when
-set, local servers need none, and it is scrubbed from every error. Retries follow
+set, local servers need none, and it is scrubbed from every error. Retries and the
+traffic controller (``rpm=``, ``input_tpm=``, ``output_tpm=``, ``traffic=``) follow
 :mod:`evalkit.runner._policy`.
 """
 
@@ -18,8 +19,10 @@ from typing import Any
 import httpx
 
 from evalkit.errors import JudgeError
+from evalkit.judge._base import CHARS_PER_TOKEN
 from evalkit.judge.openai import parse_openai_spec as _parse_judge_spec
-from evalkit.runner._policy import Failure, retrying, scrub
+from evalkit.runner._anthropic import TARGET_CEILING
+from evalkit.runner._policy import Failure, retrying, scrub, target_traffic
 from evalkit.runner._types import (
     Message,
     RunnerError,
@@ -28,6 +31,7 @@ from evalkit.runner._types import (
     TurnContext,
     fingerprint_of,
 )
+from evalkit.traffic import Charge, TrafficController
 
 
 def parse_openai_spec(rest: str) -> tuple[str, str]:
@@ -57,6 +61,10 @@ class OpenAITarget:
         timeout: float = 120.0,
         max_retries: int = 4,
         max_retry_wait: float = 120.0,
+        rpm: float | None = None,
+        input_tpm: float | None = None,
+        output_tpm: float | None = None,
+        traffic: TrafficController | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         if not model:
@@ -71,6 +79,9 @@ class OpenAITarget:
         self._timeout = timeout
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
+        #: Paces this target's calls (see :mod:`evalkit.runner._policy`); pass one
+        #: ``traffic`` to several targets that share a provider's limit.
+        self.traffic = target_traffic(traffic, rpm, input_tpm, output_tpm, TARGET_CEILING)
         self._given_client = http_client
         self._client: httpx.AsyncClient | None = http_client
 
@@ -130,16 +141,30 @@ class OpenAITarget:
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         body = self.body(messages, system=system)
 
-        async def call() -> dict[str, Any]:
+        async def call() -> tuple[dict[str, str], dict[str, Any]]:
             resp = await client.post(
                 f"{self.base_url}/chat/completions", json=body, headers=headers
             )
             resp.raise_for_status()
             data: dict[str, Any] = resp.json()
-            return data
+            return dict(resp.headers), data
 
-        data, _ = await retrying(
-            call, self._classify, max_retries=self.max_retries, max_wait=self.max_retry_wait
+        def observe(result: tuple[dict[str, str], dict[str, Any]]) -> Any:
+            seen, data = result
+            u = data.get("usage") if isinstance(data, dict) else None
+            u = u if isinstance(u, dict) else {}
+            prompt, completion = _count(u.get("prompt_tokens")), _count(u.get("completion_tokens"))
+            return seen, None if prompt is None or completion is None else (prompt, completion)
+
+        chars = sum(len(m["content"]) for m in body["messages"])
+        (_, data), _ = await retrying(
+            call,
+            self._classify,
+            max_retries=self.max_retries,
+            max_wait=self.max_retry_wait,
+            traffic=self.traffic,
+            charge=Charge(input_tokens=chars // CHARS_PER_TOKEN, output_tokens=self.max_tokens),
+            observe=observe,
         )
         try:
             choice = data["choices"][0]

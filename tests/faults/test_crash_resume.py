@@ -10,15 +10,17 @@ command again each time; the eleventh run finishes. Then:
 * no request the ledger held at the start of a run was ever sent again (server side);
 * within one run no request was sent twice;
 * what was sent but not recorded when a run was killed (calls in flight) is at most
-  the concurrency per kill, and only those were sent again;
+  the concurrency per kill, and only those were sent again (by a later run, once the
+  killed run's leases expired: ADR-0019);
 * the stub answered no body more than once beyond those in-flight calls.
 
-Also a ``--batch`` run killed while it collects an ended Message Batch, then resumed:
-nothing already recorded may be asked for again.
+Also a ``--batch`` run killed while it creates the batch that re-asks the unparseable
+answers of an ended batch, then resumed: the orphaned batch is adopted, not made twice,
+and nothing already recorded is asked for again.
 
 No count races the clock: after each kill the test waits until the stub is idle (every
 request the killed process sent has been logged) before reading what was sent, and the
-batch run is killed at a point fixed by the stub holding the fifth re-ask.
+batch run is killed at a point fixed by the stub holding the re-ask batch's create.
 """
 
 from __future__ import annotations
@@ -85,7 +87,10 @@ def test_sigkill_ten_times_then_resume_answers_everything_once(tmp_path: Path) -
     ]  # fmt: skip
     segments: list[tuple[set[str], list[str], set[str]]] = []  # before, sent, after
     with CountingStub(latency=LATENCY_S) as stub:
-        env.update(ANTHROPIC_BASE_URL=stub.base_url, ANTHROPIC_API_KEY=FAKE_KEY)
+        # a killed run's leases hold its calls in flight for one lease (ADR-0019)
+        env.update(
+            ANTHROPIC_BASE_URL=stub.base_url, ANTHROPIC_API_KEY=FAKE_KEY, EVALKIT_LEASE_SECONDS="2"
+        )
         for point in [*kill_points(SEED), None]:
             before = recorded(ledger)
             start = len(stub.message_requests())
@@ -125,8 +130,8 @@ def test_sigkill_ten_times_then_resume_answers_everything_once(tmp_path: Path) -
         if i < KILLS:
             assert len(lost) <= CONCURRENCY, f"kill {i}: {len(lost)} calls lost in flight"
             lost_in_flight += len(lost)
-            # what was lost is exactly what the next run sends again first
-            assert lost <= set(segments[i + 1][1])
+            # what was lost is sent again by a later run, once its lease has expired
+            assert lost <= {rid for _, later, _ in segments[i + 1 :] for rid in later}
         else:
             assert not lost and after == set(requests["request_id"])
     assert lost_in_flight > 0, "no kill caught a call in flight: the kills were not mid-run"
@@ -162,7 +167,7 @@ def _count(ledger: Path, sql: str) -> int:
 
 
 @pytest.mark.slow
-def test_sigkill_while_collecting_a_batch_re_asks_nothing_already_recorded(
+def test_sigkill_while_the_re_ask_batch_is_created_re_asks_nothing_already_recorded(
     tmp_path: Path,
 ) -> None:
     root = synthetic_catalogue(tmp_path / "catalogue", 40, prefix="bk")
@@ -174,33 +179,50 @@ def test_sigkill_while_collecting_a_batch_re_asks_nothing_already_recorded(
         "--yes", "--quiet", "--batch", "--batch-poll", "0.05",
     ]  # fmt: skip
     with HostileStub(_alto_for_every_fourth, latency=LATENCY_S) as stub:
-        # Each unparseable batch item is re-asked twice, directly, one item at a time:
-        # answering 4 re-asks and holding the 5th stops the collection with exactly two
-        # unparseable items recorded and the batch still open.
-        stub.hold_after(4)
-        env.update(ANTHROPIC_BASE_URL=stub.base_url, ANTHROPIC_API_KEY=FAKE_KEY)
+        # The 10 unparseable answers of the first batch are re-asked as ONE batch (twice:
+        # two re-asks). The first batch is held in progress until the stub also holds
+        # creates, so the kill lands inside the create of the first re-ask batch.
+        stub.hold_batches = True
+        env.update(
+            ANTHROPIC_BASE_URL=stub.base_url, ANTHROPIC_API_KEY=FAKE_KEY, EVALKIT_LEASE_SECONDS="1"
+        )
         proc = subprocess.Popen(
             cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         deadline = time.monotonic() + PATIENCE_S
-        unparseable = "SELECT COUNT(*) FROM requests WHERE status='unparseable'"
-        while _count(ledger, unparseable) < 2 or stub.held() < 1:
+        while len(stub.batches) < 1:
             assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the batch was never collected"
+            assert time.monotonic() < deadline, "the first batch was never created"
             time.sleep(0.01)
+        stub.hold_creates("create")
+        stub.release_batches()
+        assert stub.create_arrived.wait(PATIENCE_S), "the re-ask batch was never created"
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate()
-        stub.release()
-        assert stub.wait_idle(PATIENCE_S), "the stub never saw the killed client go"
-        assert _count(ledger, unparseable) == 2
-        assert _count(ledger, "SELECT COUNT(*) FROM batches WHERE status='open'") == 1
+        stub.create_hold = None
+        stub.release_creates()
+        while len(stub.batches) < 2:  # the server makes the batch the client never learned
+            assert time.monotonic() < deadline, "the held create never made its batch"
+            time.sleep(0.01)
+        assert _count(ledger, "SELECT COUNT(*) FROM requests WHERE status='ok'") == 30
+        assert _count(ledger, "SELECT COUNT(*) FROM requests WHERE status='unparseable'") == 0
+        assert _count(ledger, "SELECT COUNT(*) FROM batches WHERE status='open'") == 0
+        assert _count(ledger, "SELECT COUNT(*) FROM batch_intents") == 1
         before = recorded(ledger)
-        sent_before = stub.sent_by_request_id()
         done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, timeout=PATIENCE_S)
         assert done.returncode == 0, done.stderr.decode()
-        sent_after = stub.sent_by_request_id() - sent_before
-        assert len(stub.batches) == 1  # the batch itself was not submitted again
+        assert stub.message_requests() == []  # re-asks go out as batches, never one by one
+        batches = list(stub.batches.values())
+    # the orphaned re-ask batch was adopted: one batch per ask, no copy of any
+    assert len(batches) == 3
+    asked = Counter(request_id_of(item["params"]) for b in batches for item in b["requests"])
+    assert sorted(Counter(asked.values()).items()) == [(1, 30), (3, 10)]
+    after_kill = {request_id_of(item["params"]) for b in batches[1:] for item in b["requests"]}
+    assert not after_kill & before, "a recorded request was asked again"
     frame = load_ledger(ledger).drop_duplicates("request_key")
-    assert len(frame) == 40 and set(frame["status"]) == {"ok", "unparseable"}
-    again = sorted(set(sent_after) & before)
-    assert not again, f"{sum(sent_after[r] for r in again)} paid re-asks of recorded {again}"
+    assert len(frame) == 40 and sorted(Counter(frame["status"]).items()) == [
+        ("ok", 30),
+        ("unparseable", 10),
+    ]
+    three = "status='unparseable' AND attempts=3 AND problem LIKE '%; attempt 3: %'"
+    assert _count(ledger, f"SELECT COUNT(*) FROM requests WHERE {three}") == 10

@@ -227,7 +227,7 @@ def test_max_cost_stops_before_sending(
     with pytest.raises(JudgeError, match="over --max-cost"):
         run(catalogue, tmp_path / "l.sqlite", backend(stub), max_cost=1e-6, progress=True)
     assert stub.requests == []  # the local estimate is over: not even count_tokens
-    assert "(local approximation, nothing sent)" in capsys.readouterr().err
+    assert "(local approximation, nothing sent)" in capsys.readouterr().out  # the plan: stdout
 
 
 class DenseCountStub(AnthropicStub):
@@ -249,8 +249,8 @@ def test_max_cost_holds_to_the_count_once_consented(
             run(catalogue, tmp_path / "l.sqlite", b, max_cost=0.15, progress=True)
         # no confirm callback is consent (a library call): counted, then nothing judged
         assert [r.path for r in stub.requests] == ["/v1/messages/count_tokens"] * 5
-    err = capsys.readouterr().err
-    assert "(local approximation, nothing sent)" in err and "(counted by the provider)" in err
+    out = capsys.readouterr().out
+    assert "(local approximation, nothing sent)" in out and "(counted by the provider)" in out
 
 
 def test_progress_line(
@@ -259,9 +259,10 @@ def test_progress_line(
 ) -> None:  # fmt: skip
     stub.script(refusal())
     run(catalogue, tmp_path / "l.sqlite", backend(stub), progress=True)
-    err = capsys.readouterr().err
-    assert "5 to send" in err and "estimated cost $" in err
-    assert "judge: 5/5 calls · 0 from ledger · 1 failed · $" in err
+    captured = capsys.readouterr()
+    assert "5 to send" in captured.out and "estimated cost $" in captured.out  # the plan
+    assert "judge: 5/5 calls · 0 from ledger · 1 failed · $" in captured.err  # progress
+    assert "5 to send" not in captured.err
 
 
 @pytest.mark.parametrize(

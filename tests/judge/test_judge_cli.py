@@ -35,7 +35,7 @@ def test_cli_baseline_run_and_rerun(
     assert judge("--judge", "baseline", "--ledger", ledger, "--catalogue", str(catalogue.root)) == 0
     out = capsys.readouterr()
     assert "bin:" in out.out and "5 request(s)" in out.out
-    assert "5 to send" in out.err
+    assert "5 to send" in out.out and "5 to send" not in out.err  # the plan is output
     assert (
         judge(
             "--judge",
@@ -49,7 +49,7 @@ def test_cli_baseline_run_and_rerun(
         )
         == 0
     )
-    assert "5 already in the ledger; 0 to send" in capsys.readouterr().err
+    assert "5 already in the ledger; 0 to send" in capsys.readouterr().out
 
 
 def test_cli_rubric_and_dimensions_flags(
@@ -131,8 +131,8 @@ def test_cli_paid_calls_need_yes_and_a_pinned_model(
     assert stub.message_requests() == []
     assert judge("--judge", f"anthropic:{MODEL}", "--yes", "--max-cost", "5", *base) == 0
     assert len(stub.message_requests()) == 5
-    err = capsys.readouterr().err
-    assert fake_key not in err and "estimated cost $" in err
+    captured = capsys.readouterr()
+    assert fake_key not in captured.err + captured.out and "estimated cost $" in captured.out
 
 
 def test_cli_export_then_replay_on_a_machine_without_key(

@@ -1,7 +1,8 @@
 """The machinery shared by the API stubs: a real HTTP server on 127.0.0.1 in a thread.
 
 A stub records every request, injects scripted faults in order, simulates latency and
-a request-rate limit, and counts requests in flight. Subclasses implement
+a provider's rate limits (token buckets of requests, input and output tokens, with
+rate-limit headers), and counts requests in flight and 429s sent. Subclasses implement
 :meth:`StubServer.route`.
 
 For tests that count what the server received, without racing it:
@@ -25,6 +26,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
@@ -132,6 +134,105 @@ class Response:
     trickle: float | None = None  # seconds between body bytes
 
 
+@dataclass
+class _Bucket:
+    rate: float  # units per second
+    capacity: float
+    level: float
+    at: float
+
+    def refill(self, now: float) -> None:
+        self.level = min(self.capacity, self.level + max(0.0, now - self.at) * self.rate)
+        self.at = max(self.at, now)
+
+    def short(self, cost: float) -> float:
+        """Seconds until ``cost`` fits (0: it fits now); above the capacity: a full bucket."""
+        need = min(cost, self.capacity)
+        return 0.0 if self.level >= need else (need - self.level) / self.rate
+
+
+class RateLimiter:
+    """Token buckets like a provider's: requests, input tokens, output tokens.
+
+    ``requests=(n, seconds)``: a bucket of ``n`` refilled at ``n / seconds`` per second.
+    ``input_tpm`` / ``output_tpm``: per-minute token limits, enforced over ``burst_s``
+    seconds (a bucket of ``tpm / 60 * burst_s``), as providers enforce per-minute limits
+    over shorter intervals. A request is admitted when every bucket holds its cost (a
+    cost above a capacity: when the bucket is full, leaving it in debt); output tokens
+    are charged from ``max_tokens`` on admission and corrected to the answer's count.
+    ``style``: ``anthropic`` or ``openai`` rate-limit headers (None: no headers); they
+    report per-minute limits, what remains and when the bucket is full again.
+    """
+
+    def __init__(
+        self,
+        requests: tuple[int, float] | None = None,
+        *,
+        input_tpm: float | None = None,
+        output_tpm: float | None = None,
+        burst_s: float = 1.0,
+        style: str | None = "anthropic",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.clock = clock
+        self.style = style
+        now = clock()
+        self.buckets: dict[str, _Bucket] = {}
+        if requests is not None:
+            n, seconds = requests
+            self.buckets["requests"] = _Bucket(n / seconds, float(n), float(n), now)
+        for name, tpm in (("input_tokens", input_tpm), ("output_tokens", output_tpm)):
+            if tpm is not None:
+                cap = tpm / 60 * burst_s
+                self.buckets[name] = _Bucket(tpm / 60, cap, cap, now)
+        self._lock = threading.Lock()
+
+    def admit(self, costs: dict[str, float]) -> float | None:
+        """Charge ``costs`` and return None, or return the seconds to wait (a 429)."""
+        now = self.clock()
+        with self._lock:
+            for b in self.buckets.values():
+                b.refill(now)
+            wait = max((b.short(costs.get(k, 0.0)) for k, b in self.buckets.items()), default=0.0)
+            if wait > 0:
+                return wait
+            for k, b in self.buckets.items():
+                b.level -= costs.get(k, 0.0)
+        return None
+
+    def give(self, name: str, amount: float) -> None:
+        with self._lock:
+            b = self.buckets.get(name)
+            if b is not None:
+                b.refill(self.clock())
+                b.level = min(b.capacity, b.level + amount)
+
+    def headers(self, wall: float | None = None) -> dict[str, str]:
+        """The rate-limit headers of the buckets' state now (``{}`` when ``style`` is None)."""
+        if self.style is None:
+            return {}
+        now, wall = self.clock(), time.time() if wall is None else wall
+        out: dict[str, str] = {}
+        with self._lock:
+            for name, b in self.buckets.items():
+                b.refill(now)
+                limit = round(b.rate * 60)
+                remaining = max(0, int(b.level))
+                reset = (b.capacity - b.level) / b.rate
+                if self.style == "anthropic":
+                    key = f"anthropic-ratelimit-{name.replace('_', '-')}"
+                    when = datetime.fromtimestamp(wall + reset, UTC)
+                    out[f"{key}-limit"] = str(limit)
+                    out[f"{key}-remaining"] = str(remaining)
+                    out[f"{key}-reset"] = when.isoformat(timespec="milliseconds")
+                elif name in ("requests", "input_tokens"):
+                    res = "requests" if name == "requests" else "tokens"
+                    out[f"x-ratelimit-limit-{res}"] = str(limit)
+                    out[f"x-ratelimit-remaining-{res}"] = str(remaining)
+                    out[f"x-ratelimit-reset-{res}"] = f"{max(0, round(reset * 1000))}ms"
+        return out
+
+
 class _Server(ThreadingHTTPServer):
     """The HTTP server of a stub: a deep backlog, and a count of open connections."""
 
@@ -162,8 +263,10 @@ class StubServer:
     """Base class: start/stop, recording, faults, latency, rate limit, in-flight count.
 
     Use as a context manager (``with Stub() as stub: stub.base_url``). ``latency`` (s)
-    delays every answer request; ``rate_limit=(n, seconds)`` answers 429 with a
-    ``retry-after`` once more than ``n`` answer requests arrive within ``seconds``;
+    delays every answer request; ``rate_limit=(n, seconds)`` (a bucket of ``n``
+    requests refilled at ``n / seconds`` per second), ``input_tpm`` and ``output_tpm``
+    are a :class:`RateLimiter`: beyond them the stub answers 429 with ``retry-after``
+    and rate-limit headers, sent on successes too unless ``ratelimit_headers=False``;
     ``hang_s`` is the longest a ``timeout`` fault holds a request (it ends sooner when
     the client hangs up); ``api_key`` if set must be presented (bearer or x-api-key) or
     the stub answers 401.
@@ -176,19 +279,30 @@ class StubServer:
         *,
         latency: float = 0.0,
         rate_limit: tuple[int, float] | None = None,
+        input_tpm: float | None = None,
+        output_tpm: float | None = None,
+        ratelimit_headers: bool = True,
         hang_s: float = 10.0,
         api_key: str | None = None,
         port: int = 0,
     ) -> None:
         self.latency = latency
         self.rate_limit = rate_limit
+        self.limiter: RateLimiter | None = None
+        if rate_limit is not None or input_tpm is not None or output_tpm is not None:
+            self.limiter = RateLimiter(
+                rate_limit,
+                input_tpm=input_tpm,
+                output_tpm=output_tpm,
+                style=self.header_style if ratelimit_headers else None,
+            )
         self.hang_s = hang_s
         self.api_key = api_key
         self.requests: list[Recorded] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.rate_limited = 0
         self._faults: deque[Fault] = deque()
-        self._window: deque[float] = deque()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._port = port
@@ -288,19 +402,6 @@ class StubServer:
         with self._lock:
             return self._faults.popleft() if self._faults else None
 
-    def _rate_limited(self) -> float | None:
-        if self.rate_limit is None:
-            return None
-        n, window = self.rate_limit
-        now = time.monotonic()
-        with self._lock:
-            while self._window and now - self._window[0] > window:
-                self._window.popleft()
-            if len(self._window) >= n:
-                return max(0.01, window - (now - self._window[0]))
-            self._window.append(now)
-        return None
-
     def authorised(self, headers: dict[str, str]) -> bool:
         if self.api_key is None:
             return True
@@ -324,11 +425,26 @@ class StubServer:
             if select.select([conn], [], [], min(left, 0.05))[0]:
                 return  # the client closed the connection (or sent something): stop holding
 
-    def answer_request(self, handler: Callable[[Fault | None], Response]) -> Response:
-        """Run an answer request: rate limit, in-flight count, gate, latency, next fault."""
-        wait = self._rate_limited()
+    def answer_request(
+        self,
+        handler: Callable[[Fault | None], Response],
+        *,
+        input_tokens: float = 0.0,
+        max_tokens: float = 0.0,
+    ) -> Response:
+        """Run an answer request: rate limit (``input_tokens`` as the limit counts them,
+        ``max_tokens`` charged before and corrected after), in-flight count, gate,
+        latency, next fault."""
+        limiter = self.limiter
+        costs = {"requests": 1.0, "input_tokens": input_tokens, "output_tokens": max_tokens}
+        wait = limiter.admit(costs) if limiter is not None else None
         if wait is not None:
-            return self.error(429, "rate_limit_error", "stub rate limit", retry_after=wait)
+            resp = self.error(429, "rate_limit_error", "stub rate limit", retry_after=wait)
+            assert limiter is not None
+            resp.headers.update(limiter.headers())
+            with self._lock:
+                self.rate_limited += 1
+            return resp
         with self._lock:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -342,10 +458,22 @@ class StubServer:
                     self._held -= 1
             if self.latency:
                 self._stop.wait(self.latency)
-            return handler(self._next_fault())
+            resp = handler(self._next_fault())
+            if limiter is not None:
+                used = self.output_tokens_of(resp) if resp.status == 200 else 0
+                limiter.give("output_tokens", max_tokens - (used or 0))
+                resp.headers.update(limiter.headers())
+            return resp
         finally:
             with self._lock:
                 self.in_flight -= 1
+
+    #: Rate-limit header family of this stub (``anthropic`` or ``openai``).
+    header_style = "anthropic"
+
+    def output_tokens_of(self, resp: Response) -> int | None:
+        """Output tokens an answer counts against the limit (subclasses read the body)."""
+        return None
 
     def error(
         self, status: int, kind: str, message: str, retry_after: float | None = None
@@ -358,6 +486,9 @@ class StubServer:
 
     def route(self, method: str, path: str, headers: dict[str, str], body: Any) -> Response:
         raise NotImplementedError
+
+    def sent(self, method: str, path: str) -> None:
+        """Called once an answer has been written to the client (a hook for tests)."""
 
 
 def _make_handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
@@ -396,6 +527,8 @@ def _make_handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 if resp.trickle is None:
                     self.wfile.write(payload)
+                    self.wfile.flush()
+                    stub.sent(method, self.path.split("?")[0])
                     return
                 for i in range(len(payload)):
                     self.wfile.write(payload[i : i + 1])

@@ -1,8 +1,8 @@
 """A stub of the Anthropic Messages API on 127.0.0.1, for tests, benchmarks and notebooks.
 
 Routes: ``POST /v1/messages``, ``POST /v1/messages/count_tokens``,
-``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}``,
-``GET /v1/messages/batches/{id}/results``.
+``POST /v1/messages/batches``, ``GET /v1/messages/batches`` (newest first, one page),
+``GET /v1/messages/batches/{id}``, ``GET /v1/messages/batches/{id}/results``.
 
 Usage::
 
@@ -26,6 +26,12 @@ transcript as evidence. Pass ``responder=`` (body -> answer dict) to answer othe
 Usage: input tokens are characters / 4; the system text is "cached" after its first
 use (``cache_creation_input_tokens`` once, then ``cache_read_input_tokens``).
 
+Rate limits (``rate_limit=(n, s)``, ``input_tpm=``, ``output_tpm=``; see
+:class:`tests.stubs._server.RateLimiter`): token buckets counted as Anthropic counts
+them (input tokens without cache reads; output tokens from ``max_tokens``, corrected
+after), 429 with ``retry-after`` beyond them, and ``anthropic-ratelimit-*`` headers on
+every answer unless ``ratelimit_headers=False``.
+
 Usage faults (``bad_usage(value)`` or ``bad_usage(absent=True)``) replace or remove
 the ``usage`` block of an otherwise normal answer; ``trickle(interval)`` sends a normal
 answer one byte at a time. ``hold_after(n)``, ``held()``, ``release()`` and
@@ -38,7 +44,12 @@ Malformed variants (``malformed(variant)``): ``missing_dimension``,
 
 Batches: results are computed when fetched. ``hold_batches = True`` keeps every batch
 ``in_progress`` until :meth:`AnthropicStub.release_batches`; ``batch_errors`` holds
-custom ids to report as errored.
+custom ids to report as errored. ``hold_creates("create" | "discard")`` holds every
+later batch create inside the server (``create_arrived`` is set) until
+:meth:`AnthropicStub.release_creates`, then makes the batch (``"create"``: a client
+killed meanwhile orphans it) or drops the connection without making it
+(``"discard"``: the create never took effect). ``create_answered`` is set once a
+create's answer has been written to the client. ``created_at`` is the real time.
 """
 
 from __future__ import annotations
@@ -49,8 +60,10 @@ import itertools
 import json
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 from tests.stubs._server import (
@@ -195,6 +208,10 @@ class AnthropicStub(StubServer):
         self.hold_batches = False
         self.batch_errors: set[str] = set()
         self.batches: dict[str, dict[str, Any]] = {}
+        self.create_hold: str | None = None
+        self.create_arrived = threading.Event()
+        self.create_answered = threading.Event()
+        self._create_gate = threading.Event()
         self._cached: set[str] = set()
         self._ids = itertools.count(1)
 
@@ -214,22 +231,63 @@ class AnthropicStub(StubServer):
     def release_batches(self) -> None:
         self.hold_batches = False
 
+    def hold_creates(self, mode: str = "create") -> None:
+        """Hold later batch creates (see the module docstring); ``mode``: create|discard."""
+        if mode not in ("create", "discard"):
+            raise ValueError(f"unknown create hold {mode!r}")
+        self._create_gate.clear()
+        self.create_hold = mode
+
+    def release_creates(self) -> None:
+        self._create_gate.set()
+
+    def sent(self, method: str, path: str) -> None:
+        if method == "POST" and path == "/v1/messages/batches":
+            self.create_answered.set()
+
     # -- routes -------------------------------------------------------------------------
 
     def route(self, method: str, path: str, headers: dict[str, str], body: Any) -> Response:
         if method == "POST" and path == "/v1/messages":
-            return self.answer_request(lambda fault: self._message(body, fault))
+            return self.answer_request(
+                lambda fault: self._message(body, fault),
+                input_tokens=self._limit_input(body),
+                max_tokens=float(body.get("max_tokens") or 0) if isinstance(body, dict) else 0.0,
+            )
         if method == "POST" and path == "/v1/messages/count_tokens":
             n = (len(_system_text(body)) + len(_user_text(body))) // 4
             return Response(200, {"input_tokens": n})
         if method == "POST" and path == "/v1/messages/batches":
             return self._create_batch(body)
+        if method == "GET" and path == "/v1/messages/batches":
+            with self._lock:
+                ids = sorted(self.batches, key=lambda b: -self.batches[b]["created"])
+            data = [self._batch_json(b) for b in ids]
+            first, last = (ids[0], ids[-1]) if ids else (None, None)
+            return Response(
+                200, {"data": data, "has_more": False, "first_id": first, "last_id": last}
+            )
         m = re.fullmatch(r"/v1/messages/batches/([A-Za-z0-9_]+)(/results)?", path)
         if method == "GET" and m and m.group(1) in self.batches:
             if m.group(2):
                 return self._batch_results(m.group(1))
             return Response(200, self._batch_json(m.group(1)))
         return self.error(404, "not_found_error", f"no route {method} {path}")
+
+    def _limit_input(self, body: Any) -> float:
+        """Input tokens the limit counts, as Anthropic's ITPM: uncached input and cache
+        writes, not cache reads."""
+        if not isinstance(body, dict):
+            return 0.0
+        system = _system_text(body)
+        with self._lock:
+            cached = hashlib.sha256(system.encode()).hexdigest() in self._cached
+        return float(len(_user_text(body)) // 4 + (0 if cached else len(system) // 4))
+
+    def output_tokens_of(self, resp: Response) -> int | None:
+        usage = resp.body.get("usage") if isinstance(resp.body, dict) else None
+        value = usage.get("output_tokens") if isinstance(usage, dict) else None
+        return value if isinstance(value, int) else None
 
     def _usage(self, body: dict[str, Any], n_dims: int) -> dict[str, int]:
         system = _system_text(body)
@@ -306,9 +364,19 @@ class AnthropicStub(StubServer):
     # -- batches --------------------------------------------------------------------------
 
     def _create_batch(self, body: Any) -> Response:
+        hold = self.create_hold
+        if hold is not None:
+            self.create_arrived.set()
+            self._create_gate.wait()
+            if hold == "discard" or self._stop.is_set():
+                return Response(0, drop=True)
         batch_id = f"msgbatch_stub{next(self._ids):06d}"
         with self._lock:
-            self.batches[batch_id] = {"requests": list(body["requests"]), "polls": 0}
+            self.batches[batch_id] = {
+                "requests": list(body["requests"]),
+                "polls": 0,
+                "created": time.time(),
+            }
         return Response(200, self._batch_json(batch_id))
 
     def _batch_json(self, batch_id: str) -> dict[str, Any]:
@@ -328,8 +396,8 @@ class AnthropicStub(StubServer):
                 "canceled": 0,
                 "expired": 0,
             },
-            "created_at": "2026-11-30T00:00:00Z",
-            "expires_at": "2026-12-01T00:00:00Z",
+            "created_at": _iso(b["created"]),
+            "expires_at": _iso(b["created"] + 86400),
             "ended_at": "2026-11-30T00:01:00Z" if ended else None,
             "archived_at": None,
             "cancel_initiated_at": None,
@@ -353,6 +421,10 @@ class AnthropicStub(StubServer):
         return Response(200, raw=("\n".join(lines) + "\n").encode())
 
 
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 @contextmanager
 def running_anthropic_stub(**options: Any) -> Iterator[str]:
     """Run an :class:`AnthropicStub` with ``options``; yield its base URL."""
@@ -365,12 +437,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--rate-limit", default=None, metavar="N/SECONDS")
+    parser.add_argument("--input-tpm", type=float, default=None)
+    parser.add_argument("--output-tpm", type=float, default=None)
     args = parser.parse_args(argv)
     limit = None
     if args.rate_limit:
         n, s = args.rate_limit.split("/")
         limit = (int(n), float(s))
-    stub = AnthropicStub(latency=args.latency, rate_limit=limit, port=args.port).start()
+    stub = AnthropicStub(
+        latency=args.latency,
+        rate_limit=limit,
+        input_tpm=args.input_tpm,
+        output_tpm=args.output_tpm,
+        port=args.port,
+    ).start()
     print(stub.base_url, flush=True)
     try:
         threading.Event().wait()

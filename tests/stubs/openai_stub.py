@@ -5,7 +5,9 @@ follow ``response_format.json_schema.schema`` with the same default answer, faul
 and malformed variants as :mod:`tests.stubs.anthropic_stub`; a ``refusal`` fault sets
 ``message.refusal``, ``malformed("not_json")`` sends content that is not JSON,
 ``bad_usage(...)`` replaces (or removes) the ``usage`` block and ``trickle(...)`` sends
-the answer one byte at a time.
+the answer one byte at a time. Rate limits as :class:`tests.stubs._server.RateLimiter`
+with ``x-ratelimit-*`` headers (requests, and tokens: the prompt plus ``max_tokens``
+before the answer; here only the prompt's bucket is reported as ``tokens``).
 Standalone: ``python -m tests.stubs.openai_stub --port 8766``.
 """
 
@@ -53,8 +55,23 @@ class OpenAIStub(StubServer):
 
     def route(self, method: str, path: str, headers: dict[str, str], body: Any) -> Response:
         if method == "POST" and path == "/v1/chat/completions":
-            return self.answer_request(lambda fault: self._complete(body, fault))
+            ok = isinstance(body, dict)
+            prompt = (
+                sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) if ok else 0
+            )
+            return self.answer_request(
+                lambda fault: self._complete(body, fault),
+                input_tokens=float(prompt // 4),
+                max_tokens=float(body.get("max_tokens") or 0) if ok else 0.0,
+            )
         return self.error(404, "not_found_error", f"no route {method} {path}")
+
+    header_style = "openai"
+
+    def output_tokens_of(self, resp: Response) -> int | None:
+        usage = resp.body.get("usage") if isinstance(resp.body, dict) else None
+        value = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        return value if isinstance(value, int) else None
 
     def error_body(self, kind: str, message: str) -> Any:
         return {"error": {"type": kind, "message": message}}

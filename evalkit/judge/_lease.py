@@ -1,0 +1,293 @@
+"""Leases: several processes on one ledger, and no request answered twice because of it.
+
+A process about to send a request *claims* it: in one SQLite write transaction (``BEGIN
+IMMEDIATE``, which holds the database's write lock across processes) it re-reads the
+request's row and its lease, and writes a lease ``(request_key, owner, expires_at,
+claimed_at)`` unless the request is already final or another owner's lease has not
+expired. A second process on the same ledger therefore skips a request the first is
+sending and picks other work. Recording the answer deletes the lease in the same
+transaction as the row (:meth:`evalkit.judge._ledger.Ledger.record`).
+
+* Owner: ``host/pid/token`` (:func:`new_owner`), the token random per run, so a restarted
+  process never mistakes an old lease for its own.
+* Expiry: ``expires_at`` is wall-clock seconds (``time.time()``); processes sharing a
+  ledger share a clock (one host, or hosts whose clocks agree to well under a lease).
+  A crashed owner's leases expire after :func:`lease_seconds` (``EVALKIT_LEASE_SECONDS``,
+  default 60); a live owner renews every lease it holds (and every batch intent it
+  owns, :mod:`evalkit.judge._intent`) every third of that (:meth:`Leaseholder.renewing`),
+  so a long call with retries keeps its lease. A lease lost anyway (the owner was
+  suspended past its expiry and another process took the request) is reported on stderr.
+* Waiting: :func:`send_sharing` sends round after round: requests leased by others are
+  waited for (polling the ledger with backoff) until they are final or their lease
+  expires, then claimed; so the last process to finish leaves a complete ledger.
+* Damage: a lease row is ledger input and is read strictly (:func:`check_lease`); a
+  damaged one (owner not ``host/pid/token``, a time that is not a finite number) is a
+  :class:`LedgerError` naming the file, the request and the field, never an expired
+  lease: treating it as expired could send a request another process is sending.
+
+Leases live in their own tables (:data:`LEASE_DDL`), so every reader of requests and
+results (frames, gate, reports, replay, the JSONL export and its validation) never sees
+them. See ADR-0019.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import re
+import secrets
+import socket
+import sqlite3
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager, suppress
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import LedgerError
+from evalkit.judge._records import FINAL_STATUSES
+
+if TYPE_CHECKING:
+    from evalkit.judge._ledger import Ledger
+    from evalkit.judge._plan import Plan
+
+LEASE_ENV = "EVALKIT_LEASE_SECONDS"
+DEFAULT_LEASE_S = 60.0
+
+#: The coordination tables: created when a ledger is opened, checked if present.
+LEASE_DDL = """
+CREATE TABLE IF NOT EXISTS leases (
+    request_key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL,
+    claimed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batch_intents (
+    intent_id TEXT PRIMARY KEY, judge TEXT NOT NULL, count INTEGER NOT NULL,
+    requested_at REAL NOT NULL, owner TEXT NOT NULL, expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batch_intent_items (
+    intent_id TEXT NOT NULL REFERENCES batch_intents (intent_id) ON DELETE CASCADE,
+    request_key TEXT NOT NULL, request TEXT NOT NULL, PRIMARY KEY (intent_id, request_key)
+);
+"""
+
+OWNER = re.compile(r"[^/\s]{1,255}/[0-9]{1,10}/[0-9a-f]{16}")
+KEY = re.compile(r"[0-9a-f]{64}")
+_POLL_FIRST_S = 0.05
+_POLL_CAP_S = 2.0
+
+
+def lease_seconds() -> float:
+    """The lease duration: ``EVALKIT_LEASE_SECONDS`` if set (a positive number), else 60."""
+    raw = os.environ.get(LEASE_ENV)
+    if raw is None or not raw.strip():
+        return DEFAULT_LEASE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise LedgerError(f"{LEASE_ENV}={raw!r}: expected a positive number of seconds")
+    return value
+
+
+def new_owner() -> str:
+    """``host/pid/token`` of this process, with a fresh random token."""
+    host = re.sub(r"[/\s]", "_", socket.gethostname() or "localhost")[:255]
+    return f"{host}/{os.getpid()}/{secrets.token_hex(8)}"
+
+
+def check_time(path: Path, what: str, field: str, value: Any) -> float:
+    """``value`` as finite seconds, or :class:`LedgerError` naming ``what`` and ``field``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise LedgerError(
+            f"{path}: damaged ledger: {what}: {field} is {value!r}, not a time in seconds"
+        )
+    return float(value)
+
+
+def check_owner(path: Path, what: str, value: Any) -> str:
+    if not isinstance(value, str) or not OWNER.fullmatch(value):
+        raise LedgerError(
+            f"{path}: damaged ledger: {what}: owner is {value!r}, not host/pid/token "
+            "(if no evalkit process is using this ledger, delete that row)"
+        )
+    return value
+
+
+def check_lease(path: Path, row: Sequence[Any]) -> tuple[str, str, float, float]:
+    """A ``leases`` row ``(request_key, owner, expires_at, claimed_at)``, validated."""
+    key, owner, expires, claimed = row
+    if not isinstance(key, str) or not KEY.fullmatch(key):
+        raise LedgerError(f"{path}: damaged ledger: lease of {key!r}: not a request key")
+    what = f"lease of request {key!r}"
+    owner = check_owner(path, what, owner)
+    exp = check_time(path, what, "expires_at", expires)
+    at = check_time(path, what, "claimed_at", claimed)
+    if at > exp:
+        raise LedgerError(f"{path}: damaged ledger: {what}: claimed_at is after expires_at")
+    return key, owner, exp, at
+
+
+def check_leases(db: sqlite3.Connection, path: Path) -> None:
+    """Every lease row of ``db`` is well formed (the open-time damage check)."""
+    for row in db.execute("SELECT request_key, owner, expires_at, claimed_at FROM leases"):
+        check_lease(path, row)
+
+
+class Leaseholder:
+    """The leases one run holds on one ledger (see the module docstring).
+
+    Creating it attaches it to ``ledger`` (``ledger.leases``): from then on the ledger's
+    :meth:`~evalkit.judge._ledger.Ledger.record` releases the lease of what it records,
+    and the direct sender claims each request before sending it. ``held``: requests
+    leased now; ``tried``: every request this run has claimed (it does not send one twice).
+    """
+
+    def __init__(self, ledger: Ledger, ttl: float | None = None, owner: str | None = None):
+        self.ledger = ledger
+        self.ttl = lease_seconds() if ttl is None else ttl
+        self.owner = owner or new_owner()
+        self.held: set[str] = set()
+        self.tried: set[str] = set()
+        ledger.leases = self
+
+    def claim(self, key: str, now: float | None = None) -> bool:
+        """Lease ``key`` to this run; False if it is final or another live lease holds it."""
+        now = time.time() if now is None else now
+        path = self.ledger.path
+        with self.ledger.transaction() as db:
+            status = db.execute(
+                "SELECT status FROM requests WHERE request_key = ?", (key,)
+            ).fetchone()
+            if status is not None and status[0] in FINAL_STATUSES:
+                return False
+            row = db.execute(
+                "SELECT request_key, owner, expires_at, claimed_at FROM leases "
+                "WHERE request_key = ?",
+                (key,),
+            ).fetchone()
+            if row is not None:
+                _, owner, expires, _ = check_lease(path, row)
+                if owner != self.owner and expires > now:
+                    return False
+            db.execute(
+                "INSERT OR REPLACE INTO leases VALUES (?, ?, ?, ?)",
+                (key, self.owner, now + self.ttl, now),
+            )
+        self.held.add(key)
+        self.tried.add(key)
+        return True
+
+    def release(self, db: sqlite3.Connection, key: str) -> None:
+        """Drop this run's lease of ``key`` inside the caller's transaction ``db``."""
+        db.execute("DELETE FROM leases WHERE request_key = ? AND owner = ?", (key, self.owner))
+        self.held.discard(key)
+
+    def release_all(self) -> None:
+        """Drop every lease this run still holds (its unsent or unrecorded requests)."""
+        with self.ledger.transaction() as db:
+            db.execute("DELETE FROM leases WHERE owner = ?", (self.owner,))
+        self.held.clear()
+
+    def renew(self, now: float | None = None) -> set[str]:
+        """Push back the expiry of every lease and batch intent this run holds; return
+        the requests whose lease was lost (taken by another process after it expired)."""
+        now = time.time() if now is None else now
+        lost: set[str] = set()
+        with self.ledger.transaction() as db:
+            for key in sorted(self.held):
+                cur = db.execute(
+                    "UPDATE leases SET expires_at = ? WHERE request_key = ? AND owner = ?",
+                    (now + self.ttl, key, self.owner),
+                )
+                if cur.rowcount == 0:
+                    lost.add(key)
+            db.execute(
+                "UPDATE batch_intents SET expires_at = ? WHERE owner = ?",
+                (now + self.ttl, self.owner),
+            )
+        self.held -= lost
+        return lost
+
+    @asynccontextmanager
+    async def renewing(self) -> AsyncIterator[Leaseholder]:
+        """Renew every third of the lease while the block runs; release all at its end."""
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(self.ttl / 3)
+                lost = self.renew()
+                if lost:
+                    print(
+                        f"warning: {self.ledger.path}: the lease of {len(lost)} request(s) "
+                        "expired before it was renewed (was this process suspended?); another "
+                        "process may have sent them too",
+                        file=sys.stderr,
+                    )
+
+        task = asyncio.create_task(loop())
+        try:
+            yield self
+        finally:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+            self.release_all()
+
+    def open_untried(self, keys: Iterable[str]) -> list[str]:
+        """Of ``keys``, those not final in the ledger that this run has not claimed."""
+        keys = [k for k in keys if k not in self.tried]
+        statuses = self.ledger.statuses(keys)
+        return [k for k in keys if statuses.get(k) not in FINAL_STATUSES]
+
+    def claimable(self, keys: Iterable[str], now: float | None = None) -> list[str]:
+        """Of ``keys``, those no other owner holds a live lease on (a read; no claim)."""
+        now = time.time() if now is None else now
+        keys = list(keys)
+        busy: set[str] = set()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            rows = self.ledger.lease_rows(chunk)
+            for row in rows:
+                key, owner, expires, _ = check_lease(self.ledger.path, row)
+                if owner != self.owner and expires > now:
+                    busy.add(key)
+        return [k for k in keys if k not in busy]
+
+    def poll_cap(self) -> float:
+        """Longest wait between two looks at the ledger: a quarter lease, at most 2 s."""
+        return min(_POLL_CAP_S, self.ttl / 4)
+
+
+async def send_sharing(
+    holder: Leaseholder, plan: Plan, send: Callable[[Plan], Awaitable[None]]
+) -> None:
+    """Send ``plan.to_send`` with ``send`` (which claims each request through
+    ``holder`` before sending it), then wait for what other processes hold.
+
+    After each round, the requests neither final nor claimed by this run are leased to
+    another process: poll (backoff from 50 ms to :meth:`Leaseholder.poll_cap`) until some
+    are final (nothing to do) or claimable (their lease expired: send them in the next
+    round). Returns when every request is final or was claimed by this run (a request
+    this run recorded as ``error`` is not sent again by it). Leases are renewed during
+    the run and released at its end, also when ``send`` raises.
+    """
+    async with holder.renewing():
+        todo = plan
+        delay = _POLL_FIRST_S
+        while True:
+            await send(todo)
+            while True:
+                left = holder.open_untried(r.key for r in plan.to_send)
+                if not left:
+                    return
+                ready = set(holder.claimable(left))
+                if ready:
+                    break
+                await asyncio.sleep(delay)
+                delay = min(2 * delay, holder.poll_cap())
+            delay = _POLL_FIRST_S
+            todo = replace(plan, to_send=[r for r in plan.to_send if r.key in ready])
