@@ -1,0 +1,147 @@
+"""``evalkit import inspect|labelstudio|csv``: bring other tools' logs and labels in.
+
+``inspect`` writes a catalogue, an imported judge's ledger and a blind labeling kit from
+Inspect AI logs; ``labelstudio`` and ``csv`` add label sets to a catalogue (which may have
+no labels yet). Exit 0 on success, 2 on unusable input (a named error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import CatalogueError, EvalkitError
+
+
+def register(subparsers: Any) -> None:
+    imp = subparsers.add_parser(
+        "import", help="bring Inspect AI logs, Label Studio exports or a long CSV of labels in"
+    )
+    sub = imp.add_subparsers(dest="import_command", metavar="SOURCE", required=True)
+    ins = sub.add_parser(
+        "inspect",
+        help="Inspect AI eval logs -> a catalogue, an imported judge's ledger, a labeling kit",
+        description="Each sample becomes a case; each scorer of the mapping becomes the judge "
+        "imported:inspect/<scorer>, its values mapped to the frozen bins by the mapping file "
+        "(docs/interop.md). Unmapped values, unscored and errored samples are unparseable.",
+    )
+    ins.add_argument("logs", nargs="+", metavar="LOG", help="Inspect log (.eval or .json)")
+    ins.add_argument("--out", required=True, help="catalogue folder to write (new or empty)")
+    ins.add_argument("--map", required=True, dest="mapping", help="mapping file (YAML)")
+    ins.add_argument(
+        "--scorer", action="append", help="import only this scorer of the mapping (repeatable)"
+    )
+    ins.add_argument(
+        "--like", default="catalogues", help="template catalogue whose frozen constants are kept"
+    )
+    ins.add_argument("--ledger", help="ledger to write (SQLite, or .jsonl for an export)")
+    ins.add_argument("--labeling", help="folder of the labeling kit (default: <out>-labeling)")
+    ins.add_argument("--epoch", type=int, default=1, help="the epoch to import (default 1)")
+    ins.set_defaults(func=run_inspect)
+    ls = sub.add_parser("labelstudio", help="a Label Studio JSON export -> one label set each")
+    ls.add_argument("export", help="Label Studio JSON export (a list of tasks)")
+    ls.add_argument("--catalogue", default="catalogues", help="catalogue folder")
+    ls.add_argument(
+        "--name",
+        action="append",
+        default=[],
+        metavar="ID=SET",
+        help="name the label set of annotator ID (default labelstudio-<ID>)",
+    )
+    ls.add_argument("--replace", action="store_true", help="overwrite existing label set files")
+    ls.set_defaults(func=run_labelstudio)
+    lc = sub.add_parser("csv", help="a long CSV case_id,dimension,bin,labeler -> label sets")
+    lc.add_argument("file", help="the long CSV")
+    lc.add_argument("--catalogue", default="catalogues", help="catalogue folder")
+    lc.add_argument("--replace", action="store_true", help="overwrite existing label set files")
+    lc.set_defaults(func=run_csv)
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    from evalkit.interop._from_inspect import from_inspect, write_import
+
+    result = from_inspect(
+        args.logs,
+        args.mapping,
+        like=args.like,
+        out=args.out,
+        scorers=args.scorer,
+        epoch=args.epoch,
+    )
+    written = write_import(result, ledger=args.ledger, labeling=args.labeling)
+    print(f"wrote catalogue {written['catalogue']} ({len(result.catalogue.cases)} cases)")
+    counts = written["ledger_counts"]
+    print(f"wrote ledger {written['ledger']} ({counts})")
+    for judge, statuses in written["counts"].items():
+        shown = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+        print(f"  {judge}: {shown}")
+    if written["no_reply"]:
+        ids = ", ".join(written["no_reply"])
+        print(f"not cases (no reply to score): {len(written['no_reply'])} sample(s): {ids}")
+    if written["other_epochs"]:
+        print(f"samples of other epochs not imported: {written['other_epochs']}")
+    print("labeling kit: " + ", ".join(str(p) for p in written["labeling"]))
+    print(
+        "next: label the cases (evalkit import labelstudio|csv), ratify the constants "
+        "(evalkit constants ratify --adr), then evalkit catalogue check and evalkit gate"
+    )
+    return 0
+
+
+def _catalogue(path: str) -> Any:
+    from evalkit.interop._unlabelled import load_unlabelled
+
+    return load_unlabelled(path)
+
+
+def _report(catalogue_path: str, written: list[Path], sizes: dict[str, int]) -> None:
+    from evalkit.catalogue import load
+
+    for path in written:
+        print(f"wrote {path} ({sizes[path.stem]} labels)")
+    try:
+        load(catalogue_path)
+    except CatalogueError as exc:
+        print(
+            f"catalogue {catalogue_path} is not complete yet ({len(exc.problems)} problem(s)); "
+            "see evalkit catalogue check",
+            file=sys.stderr,
+        )
+        return
+    print(f"catalogue {catalogue_path}: complete (evalkit catalogue check)")
+
+
+def _names(pairs: list[str]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for pair in pairs:
+        ident, sep, name = pair.partition("=")
+        if not sep or not ident.strip().isdigit() or not name.strip():
+            raise EvalkitError(f"--name {pair!r}: expected ID=SET, e.g. 3=alice")
+        out[int(ident)] = name.strip()
+    return out
+
+
+def run_labelstudio(args: argparse.Namespace) -> int:
+    from evalkit.interop._labels import write_label_sets
+    from evalkit.interop._labelstudio import read_labelstudio_export
+
+    catalogue = _catalogue(args.catalogue)
+    found = read_labelstudio_export(args.export, catalogue, names=_names(args.name))
+    written = write_label_sets(Path(args.catalogue), found.sets, replace=args.replace)
+    if found.cancelled:
+        print(f"{found.cancelled} cancelled (skipped by the annotator) annotation(s): no label")
+    _report(args.catalogue, written, {k: len(v) for k, v in found.sets.items()})
+    return 0
+
+
+def run_csv(args: argparse.Namespace) -> int:
+    from evalkit.interop._labels import write_label_sets
+    from evalkit.interop._long_csv import read_long_csv
+
+    catalogue = _catalogue(args.catalogue)
+    sets = read_long_csv(args.file, catalogue)
+    written = write_label_sets(Path(args.catalogue), sets, replace=args.replace)
+    _report(args.catalogue, written, {k: len(v) for k, v in sets.items()})
+    return 0

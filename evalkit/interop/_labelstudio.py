@@ -1,0 +1,235 @@
+"""Label Studio: a blind labeling task set out, its JSON export back in as label sets.
+
+Out (:func:`labelstudio_tasks`, :func:`labelstudio_config`): one task per calibration case,
+in an order unrelated to strata (sha256 of the id, as the blind template), holding only
+what a blind labeler may see: ``data.case_id``, ``data.dialogue`` (the turns as
+``{"author", "text"}`` items for a ``<Paragraphs layout="dialogue">`` tag; the reply to
+label is authored ``assistant (reply to label)``) and, when any case has sources,
+``data.sources``. The labeling config has one single-choice ``<Choices>`` group per gated
+dimension, named after it, the frozen bins as ``<Choice>`` values with each anchor as a
+hint, and the rubric's construct as the group's header.
+
+In (:func:`read_labelstudio_export`): Label Studio's "JSON" export, a list of tasks each
+with ``annotations[].result[]`` items ``{"from_name": <dimension>, "to_name": "dialogue",
+"type": "choices", "value": {"choices": [<bin>]}}`` and ``completed_by`` (the annotator's
+numeric id, or an object holding ``id``). One label set per annotator, named
+``labelstudio-<id>`` unless ``names`` maps the id to a set name; the ``labeler`` column
+says ``Label Studio annotator <id>``. The annotator's e-mail is never written: label files
+are committed, and an e-mail is personal data. A cancelled (skipped) annotation gives no
+label and is counted. Predictions are model output, never read. Anything else that is not
+of this shape (a missing task id, a case id the catalogue does not hold, a result of
+another type, a choice that is not one bin, two labels of one annotator) is an
+:class:`ImportProblems` naming the file, the task and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+from evalkit.catalogue import Case, Catalogue, Label
+from evalkit.errors import Problem
+from evalkit.interop._labels import LabelRow, label_sets
+from evalkit.interop._problems import ImportProblems
+from evalkit.judge._answer import AnswerError, loads_strict
+
+#: Name of the ``<Paragraphs>`` object the choices label.
+DIALOGUE = "dialogue"
+REPLY_AUTHOR = "assistant (reply to label)"
+
+
+def _blind_order(cases: list[Case]) -> list[Case]:
+    return sorted(cases, key=lambda c: hashlib.sha256(c.id.encode()).digest())
+
+
+def _sources_text(case: Case) -> str:
+    if not case.sources:
+        return "(none)"
+    return "\n\n".join(f"[{s.id}] {s.title}: {' '.join(s.text.split())}" for s in case.sources)
+
+
+def labelstudio_tasks(catalogue: Catalogue) -> list[dict[str, Any]]:
+    """The task set to import into Label Studio (see the module docstring)."""
+    cases = _blind_order(catalogue.split("calibration"))
+    with_sources = any(c.has_sources for c in cases)
+    tasks = []
+    for case in cases:
+        last = len(case.turns) - 1
+        dialogue = [
+            {"author": REPLY_AUTHOR if i == last else t.role, "text": t.text.strip()}
+            for i, t in enumerate(case.turns)
+        ]
+        data: dict[str, Any] = {"case_id": case.id, DIALOGUE: dialogue}
+        if with_sources:
+            data["sources"] = _sources_text(case)
+        tasks.append({"data": data})
+    return tasks
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def labelstudio_config(catalogue: Catalogue) -> str:
+    """The labeling config XML (see the module docstring); every text is escaped."""
+    bins = catalogue.constants.bins
+    lines = [
+        "<View>",
+        '  <Header value="Rate the last assistant reply, in the light of the whole '
+        'conversation, on each dimension below."/>',
+        f'  <Paragraphs name="{DIALOGUE}" value="${DIALOGUE}" layout="dialogue" '
+        'nameKey="author" textKey="text"/>',
+    ]
+    if any(c.has_sources for c in catalogue.split("calibration")):
+        lines += ['  <Header value="Sources"/>', '  <Text name="sources" value="$sources"/>']
+    for dim in catalogue.constants.gated_dimensions:
+        rubric = catalogue.rubric(dim)
+        lines += [
+            "  <View>",
+            f"    <Header value={quoteattr(f'{dim}: {_flat(rubric.construct_text)}')}/>",
+            f'    <Choices name={quoteattr(dim)} toName="{DIALOGUE}" choice="single" '
+            'showInline="true">',
+        ]
+        for b in bins:
+            hint = quoteattr(_flat(rubric.anchors[b]))
+            lines.append(f"      <Choice value={quoteattr(b)} hint={hint}/>")
+        lines += ["    </Choices>", "  </View>"]
+    lines.append("</View>")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class LabelStudioImport:
+    """What an export held: label sets by name, and the cancelled annotations."""
+
+    sets: dict[str, list[Label]]
+    cancelled: int
+
+
+def _annotator(value: Any) -> int | None:
+    if isinstance(value, dict):
+        value = value.get("id")
+    return value if type(value) is int and value >= 0 else None
+
+
+def _result_rows(
+    result: Any, where: str, file: str, case_id: str, who: str, labeler: str
+) -> tuple[list[LabelRow], list[Problem]]:
+    rows: list[LabelRow] = []
+    problems: list[Problem] = []
+    if not isinstance(result, list):
+        return [], [Problem(file, where, "result", "is not a list")]
+    for k, item in enumerate(result):
+        at = f"result[{k}]"
+        if not isinstance(item, dict):
+            problems.append(Problem(file, where, at, "is not an object"))
+            continue
+        if item.get("type") != "choices":
+            message = f"{item.get('type')!r}, not choices"
+            problems.append(Problem(file, where, f"{at}.type", message))
+            continue
+        if item.get("to_name") != DIALOGUE:
+            message = f"{item.get('to_name')!r}, not {DIALOGUE!r}"
+            problems.append(Problem(file, where, f"{at}.to_name", message))
+            continue
+        dim = item.get("from_name")
+        value = item.get("value")
+        choices = value.get("choices") if isinstance(value, dict) else None
+        if type(dim) is not str:
+            problems.append(Problem(file, where, f"{at}.from_name", f"{dim!r} is not a name"))
+            continue
+        if not isinstance(choices, list) or len(choices) != 1 or type(choices[0]) is not str:
+            message = f"{choices!r} is not a list of exactly one bin"
+            problems.append(Problem(file, where, f"{at}.value.choices", message))
+            continue
+        rows.append(
+            LabelRow(
+                file,
+                where,
+                case_id,
+                dim,
+                choices[0],
+                who,
+                labeler,
+                dimension_field=f"{at}.from_name",
+                bin_field=f"{at}.value.choices",
+            )
+        )
+    return rows, problems
+
+
+def read_labelstudio_export(
+    path: str | Path, catalogue: Catalogue, *, names: Mapping[int, str] | None = None
+) -> LabelStudioImport:
+    """The label sets of a Label Studio JSON export (see the module docstring).
+
+    Raises :class:`ImportProblems` listing every problem (file, task, field); nothing is
+    returned from a malformed export.
+    """
+    p = Path(path)
+    file = str(p)
+    names = dict(names or {})
+    try:
+        tasks = loads_strict(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, AnswerError) as exc:
+        problem = Problem(file, None, None, f"not a JSON export ({exc})")
+        raise ImportProblems(file, [problem]) from None
+    if not isinstance(tasks, list):
+        problem = Problem(file, None, None, "the export is not a list of tasks")
+        raise ImportProblems(file, [problem])
+    rows: list[LabelRow] = []
+    problems: list[Problem] = []
+    cancelled = 0
+    for i, task in enumerate(tasks):
+        tid = task.get("id") if isinstance(task, dict) else None
+        where = f"task {tid}" if tid is not None else f"tasks[{i}]"
+        if not isinstance(task, dict):
+            problems.append(Problem(file, where, None, "is not an object"))
+            continue
+        data = task.get("data")
+        case_id = data.get("case_id") if isinstance(data, dict) else None
+        if type(case_id) is not str:
+            problems.append(Problem(file, where, "data.case_id", f"{case_id!r} is not a case id"))
+            continue
+        annotations = task.get("annotations")
+        if not isinstance(annotations, list):
+            problems.append(Problem(file, where, "annotations", "is missing or not a list"))
+            continue
+        for j, ann in enumerate(annotations):
+            at = f"{where} annotations[{j}]"
+            if not isinstance(ann, dict):
+                problems.append(Problem(file, at, None, "is not an object"))
+                continue
+            if ann.get("was_cancelled", False) is True:
+                cancelled += 1
+                continue
+            annotator = _annotator(ann.get("completed_by"))
+            if annotator is None:
+                message = f"{ann.get('completed_by')!r} is not an annotator id"
+                problems.append(Problem(file, at, "completed_by", message))
+                continue
+            who = names.get(annotator, f"labelstudio-{annotator}")
+            labeler = f"Label Studio annotator {annotator}"
+            found, bad = _result_rows(ann.get("result"), at, file, case_id, who, labeler)
+            rows += found
+            problems += bad
+    if problems:
+        raise ImportProblems(file, problems)
+    return LabelStudioImport(label_sets(rows, catalogue), cancelled)
+
+
+def write_labelstudio(catalogue: Catalogue, out: Path) -> tuple[Path, Path]:
+    """Write ``labelstudio-tasks.json`` and ``labelstudio-config.xml`` into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    tasks, config = out / "labelstudio-tasks.json", out / "labelstudio-config.xml"
+    tasks.write_text(
+        json.dumps(labelstudio_tasks(catalogue), ensure_ascii=False, indent=1) + "\n",
+        encoding="utf-8",
+    )
+    config.write_text(labelstudio_config(catalogue), encoding="utf-8")
+    return tasks, config
