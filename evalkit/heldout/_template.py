@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+from collections.abc import Sequence
 from pathlib import Path
 
 from evalkit.catalogue import Case, Catalogue, Label
@@ -48,15 +49,19 @@ def template_columns(catalogue: Catalogue) -> list[str]:
     ]
 
 
-def template_rows(catalogue: Catalogue) -> list[dict[str, str]]:
+def template_rows(
+    catalogue: Catalogue, cases: Sequence[Case] | None = None
+) -> list[dict[str, str]]:
     """Rows of the blind template, in an order unrelated to strata.
 
     Order is by sha256 of the case id, so it is stable across runs and carries no hint of
-    how the set was written.
+    how the set was written. ``cases`` defaults to the held-out split (another set, such
+    as the cases ``evalkit prevalence plan`` chose, gets the same blind format).
     """
-    cases = sorted(catalogue.split("heldout"), key=lambda c: hashlib.sha256(c.id.encode()).digest())
+    chosen = catalogue.split("heldout") if cases is None else cases
+    ordered = sorted(chosen, key=lambda c: hashlib.sha256(c.id.encode()).digest())
     rows = []
-    for case in cases:
+    for case in ordered:
         row = {"case_id": case.id, "conversation": conversation_text(case)}
         for dim in catalogue.constants.gated_dimensions:
             row[dim] = "" if applies(case, dim) else NOT_APPLICABLE
@@ -66,14 +71,14 @@ def template_rows(catalogue: Catalogue) -> list[dict[str, str]]:
     return rows
 
 
-def template_csv(catalogue: Catalogue) -> str:
+def template_csv(catalogue: Catalogue, cases: Sequence[Case] | None = None) -> str:
     """The template as CSV text (every field quoted, so it opens cleanly in a spreadsheet)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(
         buffer, fieldnames=template_columns(catalogue), quoting=csv.QUOTE_ALL, lineterminator="\r\n"
     )
     writer.writeheader()
-    writer.writerows(template_rows(catalogue))
+    writer.writerows(template_rows(catalogue, cases))
     return buffer.getvalue()
 
 

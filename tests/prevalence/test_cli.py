@@ -1,0 +1,132 @@
+"""``evalkit prevalence`` and ``evalkit prevalence plan`` on the shipped catalogue and the
+shipped baseline ledger (pool: every judged calibration case; labelled: half of them)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from evalkit.catalogue import load
+from evalkit.cli import main
+from evalkit.heldout._template import conversation_text, template_columns
+from evalkit.judge import load_ledger
+from tests.factory import REPO
+
+LEDGER = REPO / "ledgers" / "baseline.sqlite"
+CATALOGUE = REPO / "catalogues"
+
+
+@pytest.fixture(scope="module")
+def half_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The baseline ledger's rows of half the calibration cases (first half by sha256)."""
+    catalogue = load(CATALOGUE)
+    ids = sorted(
+        (c.id for c in catalogue.split("calibration")),
+        key=lambda i: hashlib.sha256(i.encode()).digest(),
+    )
+    ledger = load_ledger(LEDGER)
+    path = tmp_path_factory.mktemp("prevalence") / "labelled.jsonl"
+    ledger[ledger["case_id"].isin(ids[: len(ids) // 2])].to_json(path, orient="records", lines=True)
+    return path
+
+
+def test_shipped_self_harm_high_corrected_covers_the_human_rate(
+    half_ledger: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["prevalence", "--ledger", str(LEDGER), "--labelled", str(half_ledger)]
+    code = main([*argv, "--catalogue", str(CATALOGUE), "--dimension", "self_harm", "--json"])
+    assert code == 0
+    records = json.loads(capsys.readouterr().out)
+    rows = {(r["estimator"], r["bin"]): r for r in records if r["stratum"] is None}
+    catalogue = load(CATALOGUE)
+    from evalkit.gate import pairs as gate_pairs
+
+    pairs = gate_pairs(load_ledger(LEDGER), catalogue, dimension="self_harm", complete=True)
+    human_rate = float((pairs["human"] == "high").mean())
+    ppi = rows[("ppi++", "high")]
+    judge = rows[("judge_only", "high")]
+    assert ppi["status"] == judge["status"] == "ok"
+    assert ppi["n_pool"] == len(pairs)
+    assert ppi["ci_low"] <= human_rate <= ppi["ci_high"]
+    assert not judge["ci_low"] <= human_rate <= judge["ci_high"]
+    # The baseline judge cannot tell low from partial: inversion refuses, with a reason.
+    assert rows[("inversion", "high")]["status"] == "singular_confusion"
+    assert rows[("inversion", "high")]["estimate"] is None
+    assert ("ppi++", "missed") in rows
+
+
+def test_table_by_locale_and_unusable_input(
+    half_ledger: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "prevalence",
+        "--ledger",
+        str(LEDGER),
+        "--labelled",
+        str(half_ledger),
+        "--catalogue",
+        str(CATALOGUE),
+    ]
+    assert main([*argv, "--dimension", "escalation", "--by", "locale"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split()[:4] == ["dimension", "estimator", "stratum", "bin"]
+    assert "en-GB" in out and "overall" in out and "escalation" in out
+    assert main([*argv, "--by", "colour"]) == 2
+    assert "--by" in capsys.readouterr().err
+    missing = [
+        "prevalence",
+        "--ledger",
+        str(tmp_path / "nope.sqlite"),
+        "--labelled",
+        str(half_ledger),
+        "--catalogue",
+        str(CATALOGUE),
+    ]
+    assert main(missing) == 2
+    assert main(["prevalence", "--ledger", str(LEDGER), "--catalogue", str(CATALOGUE)]) == 2
+
+
+def test_plan_writes_a_blind_template_and_the_inclusion_probabilities(
+    half_ledger: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "plan" / "template.csv"
+    argv = [
+        "prevalence",
+        "plan",
+        "--ledger",
+        str(LEDGER),
+        "--labelled",
+        str(half_ledger),
+        "--catalogue",
+        str(CATALOGUE),
+        "--dimension",
+        "self_harm",
+        "--budget",
+        "60",
+        "--out",
+        str(out),
+        "--seed",
+        "3",
+    ]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "planned" in printed and "random" in printed and " 200 labels" in printed
+    catalogue = load(CATALOGUE)
+    with out.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == template_columns(catalogue)
+        rows = list(reader)
+    sidecar = json.loads(out.with_name("template.plan.json").read_text(encoding="utf-8"))
+    assert {r["case_id"] for r in rows} == set(sidecar["cases"])
+    assert 30 < len(rows) < 90
+    for row in rows:
+        case = catalogue.case(row["case_id"])
+        assert row["conversation"] == conversation_text(case)
+        assert row["labeler"] == "" and row["self_harm"] == ""
+        assert 0 < sidecar["cases"][row["case_id"]]["inclusion_probability"] <= 1
+    assert {w["budget"] for w in sidecar["expected_widths"]} == {50, 100, 200}
+    assert main([*argv[:-4], "--budget", "0", "--out", str(out)]) == 2
