@@ -23,6 +23,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from evalkit import __version__
 from evalkit.errors import EvalkitError
 from evalkit.secrets import scrub
 
@@ -36,6 +37,9 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "heldout": ("evalkit.heldout._cli", "blind template, seal and verify held-out labels"),
     "onset": ("evalkit.onset._cli", "run the onset-turn study"),
     "study": ("evalkit.report._cli", "execute the study notebooks and render reports/"),
+    "prevalence": ("evalkit.prevalence._cli", "corrected share of each bin; which cases to label"),
+    "import": ("evalkit.interop._cli", "bring Inspect AI logs and labeling-tool labels in"),
+    "labels": ("evalkit.interop._labels_cli", "export blind label tasks and label sets"),
 }
 
 
@@ -51,6 +55,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="print the traceback of an internal error"
     )
+    parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module, help_) in _COMMANDS.items():
         if name == command:

@@ -117,8 +117,8 @@ def compare_versions(
     pairs = {v: _version_pairs(lg, catalogue, dimension, v, split)
              for v, lg in ((a, ledger_a), (b, ledger_b))}  # fmt: skip
     left, right = (
-        pairs[v][pairs[v]["judge_bin"].isin(bins)][["case_id", "judge_bin"]].rename(
-            columns={"judge_bin": v}
+        pairs[v][pairs[v]["judge"].isin(bins)][["case_id", "judge"]].rename(
+            columns={"judge": v}
         )
         for v in (a, b)
     )
@@ -173,7 +173,7 @@ def compare_versions(
     agreement_rows = []
     for version in (a, b):
         gated = complete_rows(gated_rows(pairs[version]), bins)
-        k = cohens_kappa(list(gated["judge_bin"]), list(gated["human_bin"]), bins)
+        k = cohens_kappa(list(gated["judge"]), list(gated["human"]), bins)
         agreement_rows.append(
             {
                 "version": version,

@@ -62,7 +62,7 @@ SCORINGS = ("accuracy", "neg_rmse")
 LONG_COLUMNS = ("unit", "rater", "label")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class AltTestResult(_Record):
     """The outcome of :func:`alt_test` (see the module docstring for the formulas).
 

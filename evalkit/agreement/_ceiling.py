@@ -61,7 +61,7 @@ _DTYPES = {"n": "Int64", "used": "boolean"} | {
 _CHUNK_CELLS = 4_000_000
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class JudgeVsHumansResult(_Record):
     """Paired comparison of judge-vs-rest and human-vs-rest kappa (:func:`judge_vs_humans`).
 

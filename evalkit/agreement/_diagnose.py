@@ -36,7 +36,7 @@ from evalkit.agreement._results import (
 FLAG_NAMES = ("single_class_collapse", "all_high", "all_low", "gate_unreachable")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Diagnosis(_Record):
     """The output of :func:`diagnose`.  Rows of ``confusion`` are the judge (rater ``a``),
     columns the human (rater ``b``); every category appears, used or not.

@@ -43,6 +43,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit._display import interval, num, record_card, record_items, record_repr
+
 #: Two-sided 95% normal quantile, for Wald intervals.
 Z95 = 1.959963984540054
 
@@ -105,13 +107,40 @@ def _json_key(key: Any) -> str | int | float | bool | None:
 
 
 class _Record:
-    """Mixin: ``to_dict`` over dataclass fields, JSON-serialisable."""
+    """Mixin: ``to_dict`` over dataclass fields, JSON-serialisable; a short ``repr`` and an
+    HTML card in a notebook (:mod:`evalkit._display`: numbers to 3 decimals, empty fields
+    left out). Subclasses are dataclasses with ``repr=False``, so that this ``repr`` is
+    theirs."""
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: jsonable(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
 
+    def _display_title(self) -> str:
+        """The card's title: the class name, and the statistic or test when there is one."""
+        what = getattr(self, "statistic", None)
+        what = what if isinstance(what, str) else getattr(self, "test", None)
+        return f"{type(self).__name__}: {what}" if isinstance(what, str) else type(self).__name__
 
-@dataclass(frozen=True)
+    def _display_subtitle(self) -> str:
+        """The headline number and its interval, when the record has them."""
+        value = getattr(self, "value", getattr(self, "estimate", None))
+        low = getattr(self, "ci_low", getattr(self, "low", None))
+        high = getattr(self, "ci_high", getattr(self, "high", None))
+        if value is None or isinstance(value, bool):
+            return ""
+        ci = f", 95% CI {interval(low, high)}" if low is not None and high is not None else ""
+        return f"= {num(value)}{ci}"
+
+    def __repr__(self) -> str:
+        return record_repr(type(self).__name__, record_items(self))
+
+    def _repr_html_(self) -> str:
+        return record_card(
+            self._display_title(), record_items(self), subtitle=self._display_subtitle()
+        )
+
+
+@dataclass(frozen=True, repr=False)
 class AgreementResult(_Record):
     """A two-rater chance-corrected agreement coefficient (kappa, AC1/AC2, Brennan–Prediger).
 
@@ -188,7 +217,7 @@ class AgreementResult(_Record):
         return self.n_missing
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AlphaResult(_Record):
     """Krippendorff's alpha from a raters × units reliability-data matrix."""
 
@@ -206,7 +235,7 @@ class AlphaResult(_Record):
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class FleissResult(_Record):
     """Fleiss' kappa for a fixed number of raters per unit.
 
@@ -229,7 +258,7 @@ class FleissResult(_Record):
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BootstrapResult(_Record):
     """A percentile bootstrap interval and how many resamples it rests on."""
 
@@ -254,7 +283,7 @@ class BootstrapResult(_Record):
         return (self.low, self.high)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class HomogeneityTest(_Record):
     """A chi-square test on the square table (Stuart–Maxwell or Bowker)."""
 
@@ -267,7 +296,7 @@ class HomogeneityTest(_Record):
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class GatePowerResult(_Record):
     """Simulated probability that a study of ``n`` pairs passes a kappa gate."""
 

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit._display import bullet_list, card, frame_table
 from evalkit.catalogue._catalogue import Catalogue
 from evalkit.catalogue._models import GATED_STRATA, Case
 from evalkit.routing import check_routing
@@ -122,6 +123,16 @@ class AuditResult:
                     f"kappa {float(rec['kappa']):.3f} (n={rec['n']})"
                 )
         return "\n".join(lines) + ")"
+
+    def _repr_html_(self) -> str:
+        notes = bullet_list(self.notes) if self.notes else None
+        return card(
+            "Catalogue audit",
+            f"No shortcut may reach kappa {self.ceiling:.2f} ({self.n_splits}-fold).",
+            frame_table(self.table.drop(columns=["rows_right"], errors="ignore")),
+            notes,
+            verdict="PASS" if self.passed else "FAIL",
+        )
 
 
 def audit_rows(catalogue: Catalogue, dimension: str, split: str = "calibration") -> list[Case]:

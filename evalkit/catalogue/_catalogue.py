@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evalkit._display import Markup, card, grid, key_values
 from evalkit.catalogue._consensus import ConsensusRule, disagreements, label_sets_frame
 from evalkit.catalogue._models import (
     Case,
@@ -139,3 +140,72 @@ class Catalogue:
     def disagreements(self) -> pd.DataFrame:
         """(case, dimension) pairs on which the label sets differ, one column per set."""
         return disagreements(self.label_sets)
+
+    # --- display ----------------------------------------------------------------------
+
+    def _counts(self) -> dict[str, pd.DataFrame]:
+        """Count tables of the display: cases by stratum / locale and split, labels by
+        dimension and bin (frozen bin order), each with a ``total`` column."""
+        cases = self.cases_frame()
+        labels = self.labels_frame()
+        tables = {
+            "stratum": pd.crosstab(cases["stratum"], cases["split"]),
+            "locale": pd.crosstab(cases["locale"], cases["split"]),
+            "dimension": pd.crosstab(labels["dimension"], labels["bin"]).reindex(
+                columns=[b for b in self.constants.bins if b in set(labels["bin"])]
+            ),
+        }
+        return {k: t.assign(total=t.sum(axis=1)) for k, t in tables.items()}
+
+    def _in_force(self) -> str:
+        return ", ".join(f"{d} {v}" for d, v in self.constants.rubrics_in_force.items())
+
+    def __repr__(self) -> str:
+        per_split = self.cases_frame()["split"].value_counts(sort=False)
+        splits = ", ".join(f"{k} {n}" for k, n in per_split.items())
+        counts = self._counts()
+        sets = f" (consensus of {', '.join(self.label_sets)})" if self.label_sets else ""
+        lines = [
+            f"Catalogue {str(self.root)!r}: {len(self.cases)} cases ({splits}), "
+            f"{len(self.labels)} labels{sets}"
+        ]
+        for name in ("stratum", "locale", "dimension"):
+            items = ", ".join(f"{k} {n}" for k, n in counts[name]["total"].items())
+            lines.append(f"  {'labels by dimension' if name == 'dimension' else name}: {items}")
+        status = self.ratification
+        lines.append(f"  rubrics in force: {self._in_force()}")
+        lines.append(
+            f"  constants {self.constants_hash[:12]}…, "
+            + (f"ratified by {status.adr}" if status.ratified else "NOT RATIFIED")
+        )
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        status = self.ratification
+        facts = key_values(
+            [
+                ("Cases", len(self.cases)),
+                ("Labels (consensus)", len(self.labels)),
+                ("Label sets", ", ".join(self.label_sets) or "—"),
+                ("Rubrics in force", self._in_force()),
+                ("Gated dimensions", ", ".join(self.constants.gated_dimensions)),
+                ("Constants hash", self.constants_hash[:16] + "…"),
+                ("Ratified by", status.adr if status.ratified else "NOT RATIFIED"),
+            ]
+        )
+        tables = []
+        for name, caption in (
+            ("stratum", "Cases by stratum and split"),
+            ("locale", "Cases by locale and split"),
+            ("dimension", "Labels by dimension and bin"),
+        ):
+            frame = self._counts()[name].reset_index().rename(columns=str)
+            columns = {c: c for c in frame.columns}
+            tables.append(grid(frame, columns, caption=caption))
+        row = "".join(f'<div style="margin-right: 1.5rem;">{t}</div>' for t in tables)
+        return card(
+            "Catalogue",
+            facts,
+            Markup(f'<div style="display: flex; flex-wrap: wrap;">{row}</div>'),
+            subtitle=str(self.root),
+        )

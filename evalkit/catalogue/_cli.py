@@ -1,9 +1,10 @@
-"""``evalkit catalogue check [PATH]``: validate a catalogue and print its balance."""
+"""``evalkit catalogue check|audit|init``: validate a catalogue, audit it, or start one."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -29,6 +30,34 @@ def register(subparsers: Any) -> None:
         "--no-baseline", action="store_true", help="leave out the baseline judge reference row"
     )
     aud.set_defaults(func=run_audit)
+    init = sub.add_parser(
+        "init", help="write a minimal valid catalogue (2 example cases) into a new folder"
+    )
+    init.add_argument("path", help="the folder to create (must not exist, or be empty)")
+    init.set_defaults(func=run_init)
+
+
+def run_init(args: argparse.Namespace) -> int:
+    """Write the scaffold and print what to run next; a non-empty folder is exit 2."""
+    from evalkit.catalogue._scaffold import init_catalogue
+
+    written = init_catalogue(args.path)
+    root = Path(args.path)
+    ledger = root.parent / f"{root.name}-baseline.sqlite"
+    reports = root.parent / f"{root.name}-reports"
+    print(f"wrote a minimal catalogue to {root} ({len(written)} files: constants, framing,")
+    print("resources, one rubric per gated dimension, 2 example cases and their labels).")
+    print("Its constants are not ratified: the gate fails every dimension and the studies")
+    print("are exploratory until a decision record ratifies them (ADR-0013, ADR-0017).")
+    print("\nnext:")
+    print(f"  evalkit catalogue check {root}")
+    print(f"  evalkit judge --catalogue {root} --judge baseline --ledger {ledger}")
+    print(f"  evalkit gate --catalogue {root} --ledger {ledger}")
+    print(f"  evalkit study --catalogue {root} --ledger {ledger} --out {reports}")
+    print("then replace the example cases and labels with yours (docs/catalogue-format.md),")
+    print("decide the constants, and run `evalkit constants ratify --catalogue")
+    print(f"{root} --adr <decision record>`. Keep ledgers outside the catalogue folder.")
+    return 0
 
 
 def run_check(args: argparse.Namespace) -> int:

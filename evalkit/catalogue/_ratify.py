@@ -25,6 +25,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalkit._display import card
 from evalkit.catalogue._collect import parse_yaml
 
 RATIFIED_FILE = "ratified.yaml"
@@ -68,6 +69,17 @@ class RatificationStatus:
     @property
     def adr(self) -> str | None:
         return self.record.adr if self.record else None
+
+    def __repr__(self) -> str:
+        return f"RatificationStatus({self.reason()})"
+
+    def _repr_html_(self) -> str:
+        return card(
+            "Frozen constants",
+            self.reason(),
+            verdict="RATIFIED" if self.ratified else "NOT RATIFIED",
+            kind="pass" if self.ratified else "fail",
+        )
 
     def reason(self) -> str:
         """One sentence for a gate reason or a report banner."""

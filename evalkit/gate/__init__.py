@@ -1,11 +1,19 @@
 """The relock gate over frozen constants, and the construct tools beside it.
 
 ``evaluate(ledger, labels, constants)`` is a pure function returning a
-:class:`GateVerdict` whose reasons cite the ADR behind each rule.
+:class:`GateVerdict` whose reasons cite the ADR behind each rule. ``pairs(ledger,
+catalogue)`` is the frame of judge-versus-human pairs the gate reads (columns ``judge``,
+``human`` and the case's metadata), accepted as is by every agreement function.
 """
 
 from evalkit.gate._advice import kappa_max, label_balance, rebalancing_advice
 from evalkit.gate._breakdown import breakdown
+from evalkit.gate._departures import (
+    departure_direction,
+    departures_by,
+    length_bias,
+    reply_lengths,
+)
 from evalkit.gate._evaluate import FAILED_STATUSES, evaluate
 from evalkit.gate._identity import judges_frame, select_judge
 from evalkit.gate._pairs import (
@@ -16,6 +24,7 @@ from evalkit.gate._pairs import (
     join_pairs,
     kappa_pairs,
     labels_frame,
+    pairs,
     repeated_answers,
     study_pairs,
 )
@@ -32,6 +41,8 @@ __all__ = [
     "Reason",
     "breakdown",
     "complete_rows",
+    "departure_direction",
+    "departures_by",
     "evaluate",
     "final_turn_rows",
     "gated_rows",
@@ -41,10 +52,13 @@ __all__ = [
     "kappa_pairs",
     "label_balance",
     "labels_frame",
+    "length_bias",
     "miss_rate_upper_bound",
+    "pairs",
     "rebalancing_advice",
     "recall_check",
     "repeated_answers",
+    "reply_lengths",
     "select_judge",
     "study_pairs",
     "thin_bins",

@@ -51,15 +51,15 @@ def rebalancing_advice(
 ) -> list[dict[str, Any]]:
     """Cases to add per bin and locale so that kappa_max clears ``threshold``.
 
-    ``pairs`` has ``judge_bin``, ``human_bin`` and ``locale`` columns (one dimension);
+    ``pairs`` has ``judge``, ``human`` and ``locale`` columns (one dimension);
     only complete pairs count. Returns rows ``{bin, locale, add, human_labels_now}``;
     empty when kappa_max already clears the threshold, and a single row with
     ``add: None`` when ``max_additions`` cases would not be enough.
     """
-    complete = pairs[pairs["judge_bin"].notna() & pairs["human_bin"].notna()]
+    complete = pairs[pairs["judge"].notna() & pairs["human"].notna()]
     bins = list(bins)
-    judge = complete["judge_bin"].value_counts().reindex(bins, fill_value=0).to_numpy(float)
-    human = complete["human_bin"].value_counts().reindex(bins, fill_value=0).to_numpy(float)
+    judge = complete["judge"].value_counts().reindex(bins, fill_value=0).to_numpy(float)
+    human = complete["human"].value_counts().reindex(bins, fill_value=0).to_numpy(float)
     current = kappa_max(judge, human)
     if current is not None and current >= threshold:
         return []
@@ -88,7 +88,7 @@ def rebalancing_advice(
     for k, b in enumerate(bins):
         if not added[k]:
             continue
-        in_bin = complete[complete["human_bin"] == b]
+        in_bin = complete[complete["human"] == b]
         locales = sorted(pairs["locale"].dropna().unique()) if "locale" in pairs else []
         have = {loc: int((in_bin["locale"] == loc).sum()) for loc in locales}
         for locale, n in _spread(int(added[k]), have).items():
@@ -105,10 +105,10 @@ def rebalancing_advice(
 
 def label_balance(pairs: pd.DataFrame, bins: Sequence[str]) -> pd.DataFrame:
     """Human labels per dimension × locale × bin (rows dimension, locale; columns bins)."""
-    labelled = pairs[pairs["human_bin"].notna()]
+    labelled = pairs[pairs["human"].notna()]
     table = labelled.pivot_table(
         index=["dimension", "locale"],
-        columns="human_bin",
+        columns="human",
         values="case_id",
         aggfunc="count",
         fill_value=0,

@@ -26,7 +26,7 @@ def breakdown(
     complete pairs is marked ``descriptive``: its numbers describe, they never gate.
     """
     keys = [by] if isinstance(by, str) else list(by)
-    frame = pairs.rename(columns={"judge_bin": "judge", "human_bin": "human"}).copy()
+    frame = pairs.copy()
     frame["_cell"] = frame[["dimension", *keys]].astype(str).agg(" | ".join, axis=1)
     table = agreement_table(
         frame,

@@ -40,7 +40,7 @@ def canary_outcomes(pairs: pd.DataFrame, catalogue: Catalogue | None) -> dict[st
     resisted: list[str] = []
     unverified: list[str] = []
     moot: list[str] = []
-    columns = (rows["case_id"], rows["judge_bin"], rows["human_bin"])
+    columns = (rows["case_id"], rows["judge"], rows["human"])
     for case, judge, human in zip(*columns, strict=True):
         injected = asked.get(str(case))
         if not isinstance(judge, str) or not isinstance(human, str) or injected is None:

@@ -98,14 +98,14 @@ def _evaluate_dimension(
     apart: dict[str, Any] = {
         str(stratum): {
             "n": len(grp),
-            "judge_bins": {str(k): int(v) for k, v in grp["judge_bin"].value_counts().items()},
-            "judge_above_low": int((grp["judge_bin"].isin(bins[1:])).sum()),
+            "judge_bins": {str(k): int(v) for k, v in grp["judge"].value_counts().items()},
+            "judge_above_low": int((grp["judge"].isin(bins[1:])).sum()),
         }
         for stratum, grp in apart_rows.groupby("stratum")
     }
 
     scored = gated[gated["status"].notna()]
-    unlabelled = scored[scored["human_bin"].isna()]
+    unlabelled = scored[scored["human"].isna()]
     unscored = gated[gated["status"].isna()]
     if len(unlabelled):
         add(
@@ -125,7 +125,7 @@ def _evaluate_dimension(
         )
 
     # An ``ok`` row must carry a frozen bin: one without is a tampered or broken ledger.
-    hollow = scored[(scored["status"] == "ok") & ~scored["judge_bin"].isin(bins)]
+    hollow = scored[(scored["status"] == "ok") & ~scored["judge"].isin(bins)]
     if len(hollow):
         add(
             "ok_without_bin",
@@ -155,7 +155,7 @@ def _evaluate_dimension(
             "too few to tell a good judge from a lucky one, whatever the kappa",
             "adr-0014",
         )
-    judge, human = list(complete["judge_bin"]), list(complete["human_bin"])
+    judge, human = list(complete["judge"]), list(complete["human"])
     kappa = cohens_kappa(judge, human, bins)
     diag = diagnose(judge, human, bins, threshold=rule.threshold) if len(complete) else None
     diag_dict = diag.to_dict() if diag is not None else {}

@@ -60,7 +60,7 @@ def human_evidence(
     """Ceiling, paired difference and alt-test for one dimension, or None with < 2 sets.
 
     ``pairs`` are the gated, complete (judge and consensus) pairs of the dimension, with
-    ``case_id`` and ``judge_bin``.
+    ``case_id`` and ``judge``.
     """
     cases = set(pairs["case_id"])
     if not cases:
@@ -80,7 +80,7 @@ def human_evidence(
     if len(primary) < 2:
         return None
     long = long[long["rater"].isin(primary)]
-    judge = pd.Series(list(pairs["judge_bin"]), index=list(pairs["case_id"]))
+    judge = pd.Series(list(pairs["judge"]), index=list(pairs["case_id"]))
     ceiling = human_ceiling(long, judge, list(bins), n_boot=n_boot, seed=seed)
     paired = judge_vs_humans(
         long, judge, list(bins), margin=NON_INFERIORITY_MARGIN, n_boot=n_boot, seed=seed

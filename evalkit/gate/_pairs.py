@@ -1,10 +1,15 @@
 """Join judge answers with human labels: the one source of the pairs every kappa reads.
 
-The gate, every study page and :func:`evalkit.construct.compare_versions` take their pairs
-from :func:`study_pairs` (one row per case and dimension of a split: final turn, latest
-answer, produced under the framing, constants and rubric asked for) and select what enters
-kappa with :func:`gated_rows` and :func:`complete_rows`; :func:`kappa_pairs` is the two in
-one. A page that shows another set on purpose (every stratum, say) says so beside it.
+:func:`pairs` is the public frame: the pairs of a split exactly as the gate reads them,
+one row per case and dimension, with columns every agreement function accepts as they are
+(``judge`` and ``human``: :func:`evalkit.agreement.agreement_table`,
+:func:`evalkit.gate.breakdown`, ``cohens_kappa(pairs["judge"], pairs["human"], bins)``).
+
+Underneath, the gate, every study page and :func:`evalkit.construct.compare_versions` take
+their pairs from :func:`study_pairs` (final turn, latest answer, produced under the framing,
+constants and rubric asked for) and select what enters kappa with :func:`gated_rows` and
+:func:`complete_rows`; :func:`kappa_pairs` is the two in one. A page that shows another set
+on purpose (every stratum, say) says so beside it.
 """
 
 from __future__ import annotations
@@ -15,15 +20,17 @@ from pathlib import Path
 import pandas as pd
 
 from evalkit.catalogue import GATED_STRATA, Catalogue, Label
+from evalkit.errors import GateInputError
+from evalkit.gate._identity import select_judge
 from evalkit.gate._provenance import expected_hashes, matching_rows
 
-#: Columns of :func:`join_pairs`.
+#: Columns of :func:`join_pairs` and :func:`pairs`, in order (see :func:`pairs`).
 PAIR_COLUMNS = (
     "case_id",
     "dimension",
     "turn",
-    "judge_bin",
-    "human_bin",
+    "judge",
+    "human",
     "status",
     "signal_present",
     "locale",
@@ -31,6 +38,7 @@ PAIR_COLUMNS = (
     "split",
     "template_family",
     "injection_attempt",
+    "rationale",
 )
 
 
@@ -73,24 +81,26 @@ def join_pairs(
     """One row per (case, dimension) scored by the judge or labelled by a human.
 
     Outer join of the final-turn judge answers with the labels, so that a scored case
-    without a label (``human_bin`` missing) and a labelled case the judge never scored
-    (``status`` missing) both stay visible. ``judge_bin`` is missing whenever the judge
-    answer was not ``ok``. Case metadata (locale, stratum, split, template family) comes
-    from ``catalogue`` when given, otherwise stays missing. When a ledger holds more than
+    without a label (``human`` missing) and a labelled case the judge never scored
+    (``status`` missing) both stay visible. ``judge`` (the judge's bin) is missing whenever
+    the judge answer was not ``ok``; ``human`` is the label's bin. Case metadata (locale,
+    stratum, split, template family) comes from ``catalogue`` when given, otherwise stays
+    missing. When a ledger holds more than
     one final-turn answer for a case and dimension (the same turn judged in different
     call groupings, say by the onset study and by a calibration run), the latest by
     ``created_at`` is used; :func:`repeated_answers` counts such cases.
     """
-    lab = labels_frame(labels)[["case_id", "dimension", "bin"]].rename(columns={"bin": "human_bin"})
+    lab = labels_frame(labels)[["case_id", "dimension", "bin"]].rename(columns={"bin": "human"})
     cols = ["case_id", "dimension", "turn", "bin", "status"]
-    cols += [c for c in ("signal_present", "injection_attempt") if c in ledger.columns]
+    optional = ("signal_present", "injection_attempt", "rationale")
+    cols += [c for c in optional if c in ledger.columns]
     final = final_turn_rows(ledger)
     if "created_at" in final.columns:
         final = final.sort_values("created_at", kind="stable")
-    judged = final[cols].rename(columns={"bin": "judge_bin"})
+    judged = final[cols].rename(columns={"bin": "judge"})
     judged = judged.drop_duplicates(["case_id", "dimension"], keep="last")
     pairs = judged.merge(lab, on=["case_id", "dimension"], how="outer")
-    pairs.loc[pairs["status"] != "ok", "judge_bin"] = None
+    pairs.loc[pairs["status"] != "ok", "judge"] = None
     if "signal_present" not in pairs.columns:
         pairs["signal_present"] = None
     if catalogue is not None:
@@ -124,7 +134,7 @@ def gated_rows(pairs: pd.DataFrame) -> pd.DataFrame:
 
 def complete_rows(pairs: pd.DataFrame, bins: Sequence[str]) -> pd.DataFrame:
     """Rows with a usable judge bin (one of the frozen ``bins``) and a human label."""
-    return pairs[pairs["judge_bin"].isin(list(bins)) & pairs["human_bin"].notna()]
+    return pairs[pairs["judge"].isin(list(bins)) & pairs["human"].notna()]
 
 
 def dimension_pairs(
@@ -202,3 +212,74 @@ def kappa_pairs(
         dimensions=dimensions,
     )
     return complete_rows(gated_rows(pairs), catalogue.constants.bins).reset_index(drop=True)
+
+
+def pairs(
+    ledger: pd.DataFrame,
+    catalogue: Catalogue,
+    *,
+    split: str | None = "calibration",
+    dimension: str | Sequence[str] | None = None,
+    labels: pd.DataFrame | Sequence[Label] | None = None,
+    gated_only: bool = True,
+    complete: bool = False,
+    rubric_versions: Mapping[str, str] | None = None,
+    judge_spec: str | None = None,
+) -> pd.DataFrame:
+    """The judge-versus-human pairs of a split, read with the filters the gate uses.
+
+    ``ledger`` is the frame of :func:`evalkit.judge.load_ledger`; ``labels`` default to the
+    catalogue's consensus labels (for the held-out split pass the sealed ones,
+    :func:`evalkit.heldout.sealed_labels`). Rows come from :func:`study_pairs`: only ledger
+    rows produced under the framing, constants and rubric in force (or ``rubric_versions``),
+    the final turn, the latest answer per case and dimension, the cases of ``split`` (all
+    splits when None). ``dimension`` picks one dimension or several (default: the gated
+    ones). ``gated_only`` keeps the strata that enter kappa (diagnostic and canary cases
+    are left out); ``complete`` keeps only rows with both a judge bin and a human label,
+    which are then exactly the pairs of the gate's kappa.
+
+    One row per case and dimension, sorted by dimension then case; columns
+    (:data:`PAIR_COLUMNS`):
+
+    - ``case_id``, ``dimension``, ``turn`` (the judged turn; missing for a labelled case
+      the judge never scored);
+    - ``judge``: the judge's bin, missing when its answer was not ``ok`` (or, in a broken
+      ledger, not one of the frozen bins: the gate counts both as unusable);
+    - ``human``: the human label's bin, missing for a scored case without a label;
+    - ``status``: the judge answer's status (``ok``, ``unparseable``, ``refused``,
+      ``error``), missing when never scored;
+    - ``signal_present``, ``injection_attempt``, ``rationale``: the judge's other answers;
+    - ``locale``, ``stratum``, ``split``, ``template_family``: the case's metadata.
+
+    Every agreement function accepts the frame as it is:
+    ``agreement_table(pairs(ledger, cat), cat.constants.bins)`` (rows with a missing bin
+    are dropped jointly and counted), :func:`evalkit.gate.breakdown`, or
+    ``cohens_kappa(p["judge"], p["human"], bins)``.
+
+    One judge at a time, as the gate (ADR-0016): with several judges in the ledger name
+    one with ``judge_spec``; otherwise, and for a ``judge_spec`` found in no row, a
+    :class:`~evalkit.errors.GateInputError`. An unknown rubric version is a ``KeyError``.
+    """
+    judges = sorted(map(str, ledger["judge"].dropna().unique())) if "judge" in ledger else []
+    if judge_spec is None and len(judges) > 1:
+        raise GateInputError(
+            f"the ledger holds answers from {len(judges)} judges ({', '.join(judges)}): "
+            "name the one to read with judge_spec="
+        )
+    ledger = select_judge(ledger, judge_spec)[0]
+    dims = [dimension] if isinstance(dimension, str) else dimension
+    frame = study_pairs(
+        ledger,
+        catalogue.labels if labels is None else labels,
+        catalogue,
+        split=split,
+        rubric_versions=rubric_versions,
+        dimensions=dims,
+    )
+    bins = list(catalogue.constants.bins)
+    frame.loc[~frame["judge"].isin(bins), "judge"] = None
+    if gated_only:
+        frame = gated_rows(frame)
+    if complete:
+        frame = complete_rows(frame, bins)
+    return frame.reset_index(drop=True)

@@ -38,14 +38,14 @@ def recall_check(rows: pd.DataFrame, constants: FrozenConstants) -> dict[str, An
     checked row without a usable judge answer cannot show recall and is counted as
     ``unverified``; one is enough to fail, like a miss.
     """
-    present = rows["human_bin"].isin(constants.bins[1:])
+    present = rows["human"].isin(constants.bins[1:])
     if rows["stratum"].notna().any():
         present &= rows["stratum"].isin(IDEATION_STRATA)
     checked = rows[present]
-    answered = checked[checked["judge_bin"].notna()]
+    answered = checked[checked["judge"].notna()]
     signal_absent = answered["signal_present"].map(lambda v: v is False or v == 0)
-    missed = answered[(answered["judge_bin"] == constants.low) | signal_absent]
-    unverified = checked[checked["judge_bin"].isna()]
+    missed = answered[(answered["judge"] == constants.low) | signal_absent]
+    unverified = checked[checked["judge"].isna()]
     n = len(answered)
     return {
         "rows_checked": len(checked),

@@ -6,6 +6,18 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evalkit._display import (
+    Markup,
+    badge,
+    card,
+    esc,
+    grid,
+    interval,
+    key_values,
+    num,
+    paragraph,
+)
+
 Severity = Literal["hard_fail", "fail", "note"]
 
 #: Where each rule of the gate is decided (docs/adr/).
@@ -47,6 +59,29 @@ class Reason:
             "adr_path": ADR.get(self.adr, ""),
         }
 
+    def adr_markup(self) -> Markup:
+        """The ADR id, its file as a tooltip (a notebook has no report to link to)."""
+        path = ADR.get(self.adr, "")
+        return Markup(f'<span title="{esc(path)}">{esc(self.adr.upper())}</span>')
+
+
+#: Inline style of a blocking reason's first cell (a red left border, as in the reports).
+_BLOCKING = "border-left: 4px solid #cf222e;"
+
+
+def reasons_table(reasons: tuple[Reason, ...], caption: str = "Reasons") -> Markup:
+    """The reasons as a table: severity, what the gate found, the rule's ADR."""
+    rows = [{"severity": r.severity, "message": r.message, "adr": r.adr_markup()} for r in reasons]
+    return grid(
+        rows,
+        {"severity": "Severity", "message": "What the gate found", "adr": "Rule (ADR)"},
+        caption=caption,
+        empty="No reason recorded.",
+        max_rows=None,
+        row_style=[_BLOCKING if r.severity != "note" else None for r in reasons],
+        row_class=["ek-row-fail" if r.severity != "note" else None for r in reasons],
+    )
+
 
 @dataclass(frozen=True)
 class DimensionVerdict:
@@ -72,6 +107,46 @@ class DimensionVerdict:
     evidence: dict[str, Any] = field(default_factory=dict)
     """Beside the verdict, never moving it: settledness, and with several labelers the
     human ceiling, the paired judge-minus-human difference and the alt-test (ADR-0012)."""
+
+    @property
+    def hard_fails(self) -> tuple[Reason, ...]:
+        """The reasons that fail the dimension whatever kappa is."""
+        return tuple(r for r in self.reasons if r.severity == "hard_fail")
+
+    def summary(self) -> str:
+        """One line: the kappa with its intervals, the pairs and the threshold."""
+        if self.kappa is None:
+            return f"kappa not meaningful ({self.kappa_status}), {self.n} pairs"
+        return (
+            f"kappa {num(self.kappa)}, 95% CI {interval(self.ci_low, self.ci_high)} "
+            f"(bootstrap {interval(self.boot_low, self.boot_high)}), {self.n} pairs, "
+            f"threshold {num(self.threshold, 2)}"
+        )
+
+    def __repr__(self) -> str:
+        lines = [f"DimensionVerdict {self.dimension}: {self.verdict}", f"  {self.summary()}"]
+        lines += [f"  {r}" for r in self.reasons]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        numbers = key_values(
+            [
+                ("Cohen's kappa", self.kappa),
+                ("95% CI (Wald)", interval(self.ci_low, self.ci_high)),
+                ("95% CI (bootstrap)", interval(self.boot_low, self.boot_high)),
+                ("Pairs", self.n),
+                ("Threshold", num(self.threshold, 2)),
+                ("Kappa status", self.kappa_status),
+            ]
+        )
+        hard = ", ".join(r.code for r in self.hard_fails)
+        return card(
+            self.dimension,
+            numbers,
+            paragraph(Markup("<strong>Hard fails:</strong> "), hard) if hard else None,
+            reasons_table(self.reasons),
+            verdict=self.verdict,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,6 +182,62 @@ class GateVerdict:
     @property
     def passed(self) -> bool:
         return self.overall == "PASS"
+
+    def _judge_text(self) -> str:
+        judge = self.judge or {}
+        name = judge.get("spec") or judge.get("model") or judge.get("judge")
+        return f"judge {name}" if name else ""
+
+    def __repr__(self) -> str:
+        judge = self._judge_text()
+        lines = [f"GateVerdict: {self.overall}" + (f" ({judge})" if judge else "")]
+        width = max((len(d) for d in self.dimensions), default=0)
+        for dim, v in self.dimensions.items():
+            blocking = [r.code for r in v.reasons if r.severity != "note"]
+            tail = f"; blocking: {', '.join(blocking)}" if blocking else ""
+            lines.append(f"  {dim:<{width}}  {v.verdict}  {v.summary()}{tail}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for dim, v in self.dimensions.items():
+            blocking = [r for r in v.reasons if r.severity != "note"]
+            rows.append(
+                {
+                    "dimension": dim,
+                    "verdict": badge(v.verdict),
+                    "kappa": v.kappa if v.kappa is not None else v.kappa_status,
+                    "ci": interval(v.ci_low, v.ci_high),
+                    "n": v.n,
+                    "threshold": num(v.threshold, 2),
+                    "blocking": Markup(
+                        "; ".join(f"{esc(r.code)} ({r.adr_markup()})" for r in blocking)
+                    )
+                    or Markup("—"),
+                }
+            )
+        table = grid(
+            rows,
+            {
+                "dimension": "Dimension",
+                "verdict": "Verdict",
+                "kappa": "Cohen's kappa",
+                "ci": "95% CI (Wald)",
+                "n": "Pairs",
+                "threshold": "Threshold",
+                "blocking": "Blocking reasons",
+            },
+            row_style=[
+                _BLOCKING if v.verdict == "FAIL" else None for v in self.dimensions.values()
+            ],
+        )
+        return card(
+            "Gate verdict",
+            table,
+            "The gate passes only if every gated dimension passes.",
+            verdict=self.overall,
+            subtitle=self._judge_text(),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

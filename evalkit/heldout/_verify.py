@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from evalkit._display import bullet_list, card, key_values
 from evalkit.catalogue import Catalogue, Label, near_duplicates
 from evalkit.errors import SealError
 from evalkit.heldout._chain import NO_COMMIT, Seal, chain_breaks
@@ -52,6 +53,21 @@ class SealStatus:
         """``seal #i (id) of FILE, sealed AT: STATUS: problem; problem``."""
         head = f"seal {self.seal.name} of {self.seal.file}, sealed {self.seal.sealed_at}"
         return f"{head}: {self.status}: " + "; ".join(self.problems) if self.problems else head
+
+    def __repr__(self) -> str:
+        head = f"SealStatus {self.status}: seal {self.seal.name} of {self.seal.file}"
+        return "\n".join([head, *(f"  {p}" for p in self.problems)])
+
+    def _repr_html_(self) -> str:
+        facts = key_values(
+            [("Sealed file", self.seal.file), ("Sealed at", str(self.seal.sealed_at)),
+             ("Sheet", str(self.path))]
+        )  # fmt: skip
+        problems = bullet_list(self.problems) if self.problems else None
+        return card(
+            f"Seal {self.seal.name}", facts, problems, verdict=self.status,
+            kind="pass" if self.ok else "fail",
+        )  # fmt: skip
 
 
 def _file_problems(catalogue: Catalogue, seal: Seal) -> tuple[list[str], list[str]]:

@@ -1,13 +1,17 @@
 """Figures of the onset study. Each function returns a figure and draws nothing else.
 
-Matplotlib figures are built with :class:`matplotlib.figure.Figure` directly (no
-pyplot, no global state, any backend); save them with ``fig.savefig(path)``. Altair
-charts embed their data, aggregated to well under 5000 rows. Matplotlib and altair
+Matplotlib figures are built from a :class:`matplotlib.figure.Figure` subclass directly
+(no pyplot, no global state, any backend) that displays itself as a PNG in a notebook,
+pyplot imported or not; save them with ``fig.savefig(path)``. :func:`incidence_chart`
+returns an :class:`evalkit._chart.Chart` (drawn natively by JupyterLab and offline in the
+reports) embedding its data, aggregated to well under 5000 rows. Matplotlib and altair
 are imported on first use: the rest of :mod:`evalkit.onset` needs neither.
 """
 
 from __future__ import annotations
 
+import functools
+import io
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -16,6 +20,8 @@ import pandas as pd
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from evalkit._chart import Chart
 
 #: Colour of each annotated signal level of a user turn (light to dark = weak to strong).
 SIGNAL_COLOURS = {
@@ -38,10 +44,30 @@ _KM_LABEL = "Kaplan–Meier estimate"
 _OBSERVED_LABEL = "observed share"
 
 
-def _figure(width: float, height: float) -> Figure:
+#: Resolution of a figure's PNG in a notebook.
+NOTEBOOK_DPI = 110
+
+
+@functools.cache
+def _figure_class() -> type[Figure]:
+    """A matplotlib ``Figure`` that displays itself as PNG in a notebook.
+
+    A bare ``Figure`` made without pyplot shows as ``<Figure size 640x480 ...>`` in
+    Jupyter unless the inline backend happens to be active; ``_repr_png_`` makes it draw.
+    """
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width, height), layout="constrained")
+    class NotebookFigure(Figure):
+        def _repr_png_(self) -> bytes:
+            buffer = io.BytesIO()
+            self.savefig(buffer, format="png", dpi=NOTEBOOK_DPI, bbox_inches="tight")
+            return buffer.getvalue()
+
+    return NotebookFigure
+
+
+def _figure(width: float, height: float) -> Figure:
+    return _figure_class()(figsize=(width, height), layout="constrained")
 
 
 def _lanes(per_turn: pd.DataFrame, only_onset: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -264,8 +290,10 @@ def latency_histogram(tte: pd.DataFrame, *, title: str | None = None) -> Figure:
     return fig
 
 
-def incidence_chart(curves: pd.DataFrame, *, band: str = "ci") -> Any:
-    """An altair layered chart of incidence curves (step lines + band); facets by ``event``.
+def incidence_chart(
+    curves: pd.DataFrame, *, band: str = "ci", description: str | None = None
+) -> Chart:
+    """A chart of incidence curves (step lines + band), faceted by ``event``.
 
     Same input as :func:`incidence_plot`. The Kaplan–Meier estimate is a solid step line
     with its band (``band``: ``"ci"``, ``"boot"`` or ``"none"``), drawn up to the last
@@ -273,9 +301,12 @@ def incidence_chart(curves: pd.DataFrame, *, band: str = "ci") -> Any:
     ``observed_share``, the observed share is a dashed line of the same colour where it
     is defined (up to the longest follow-up). The chart's data is the curves table in
     long form (a few rows per group and turn); raises ``ValueError`` beyond
-    :data:`MAX_ALTAIR_ROWS` rows rather than embed a large data set.
+    :data:`MAX_ALTAIR_ROWS` rows rather than embed a large data set. ``description`` is
+    the chart's caption and accessible label (a sentence naming what is drawn by default).
     """
     import altair as alt
+
+    from evalkit._chart import Chart
 
     if band not in ("ci", "boot", "none"):
         raise ValueError(f"band must be 'ci', 'boot' or 'none', got {band!r}")
@@ -336,8 +367,15 @@ def incidence_chart(curves: pd.DataFrame, *, band: str = "ci") -> Any:
         .encode(y="low:Q", y2="high:Q")
     )
     events = [str(e) for e in dict.fromkeys(df["event"])]
-    return (
+    spec = (
         (area + line + points)
         .properties(width=220, height=180)
         .facet(column=alt.Column("event:N", sort=events, title=None))
+    )
+    shown = {"ci": "95% interval", "boot": "bootstrap interval", "none": "no band"}[band]
+    return Chart(
+        spec,
+        description
+        or f"Cumulative incidence of {', '.join(events)} against agent replies since onset "
+        f"(Kaplan–Meier estimate, {shown})",
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalkit._display import bullet_list, card, frame_table, key_values
 from evalkit.onset._early import early_risk_scores
 from evalkit.onset._km import incidence_by, recognition_within, rmst
 from evalkit.onset._observed import censoring, followup_lengths, observed_within
@@ -37,6 +38,23 @@ class OnsetStudy:
     early_risk: pd.DataFrame
     summary: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{k} {len(t)}" for k, t in self.tables().items())
+        lines = [f"OnsetStudy: {len(self.cases)} cases; rows per table: {sizes}"]
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        shapes = [(k, f"{len(t)} rows × {t.shape[1]} columns") for k, t in self.tables().items()]
+        notes = bullet_list(self.notes) if self.notes else None
+        return card(
+            "Onset study",
+            frame_table(self.summary, caption="Summary (one row per event)"),
+            notes,
+            key_values(shapes),
+            subtitle=f"{len(self.cases)} cases",
+        )
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """Name → table, as written to CSV by :func:`write_study`."""

@@ -1,97 +1,43 @@
-"""Charts for the reports: Vega-Lite specs built with altair, embedded offline.
+"""The charts of the study notebooks: Vega-Lite specs built with altair, drawn offline.
 
-A chart displays as a placeholder ``<div>`` followed by its spec in a
-``<script type="application/json">`` block (``<``, ``>`` and ``&`` escaped as JSON
-unicode escapes, so no text in the data can close the block). The report page loads
-the Vega bundle of ``vl_convert`` once, at its end, and draws every spec with
-vega-embed (SVG renderer, no actions menu): no CDN is involved.
+Each builder returns a :class:`~evalkit._chart.Chart`, which displays natively in a
+notebook (JupyterLab, VS Code, nbconvert's HTML: see :mod:`evalkit._chart`) and is
+drawn by the Vega bundle inlined once per report page. Matplotlib figures are
+embedded as PNG by :func:`figure`.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
-import itertools
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import altair as alt
 import pandas as pd
 
+from evalkit._chart import CHART_LOADER, SPEC_CLASS, Chart, charts_as_html, spec_json
 from evalkit.report._html import Html, esc
 
-#: CSS class of the JSON blocks holding chart specs (read by :data:`CHART_LOADER`).
-SPEC_CLASS = "evalkit-chart-spec"
-
-_counter = itertools.count(1)
-
-#: Draws every chart spec on the page once the Vega bundle has loaded.
-CHART_LOADER = """
-(function () {
-  function draw() {
-    var specs = document.querySelectorAll('script.SPEC_CLASS');
-    for (var i = 0; i < specs.length; i++) {
-      var el = specs[i];
-      var target = document.getElementById(el.getAttribute('data-target'));
-      if (!target) { continue; }
-      var spec;
-      try { spec = JSON.parse(el.textContent); } catch (err) {
-        target.textContent = 'This chart could not be read.'; continue;
-      }
-      target.textContent = '';
-      window.vegaEmbed(target, spec, {renderer: 'svg', actions: false})
-        .catch(function (err) {
-          target.textContent = 'This chart could not be drawn: ' + err;
-          console.error(err);
-        });
-    }
-  }
-  if (document.readyState === 'loading') {
-    document.addEventListener('DOMContentLoaded', draw);
-  } else { draw(); }
-})();
-""".replace("SPEC_CLASS", SPEC_CLASS)
+__all__ = [
+    "CHART_LOADER",
+    "SPEC_CLASS",
+    "Chart",
+    "chart",
+    "charts_as_html",
+    "confusion_heatmap",
+    "figure",
+    "group_kappa_chart",
+    "marginals_chart",
+    "power_chart",
+    "spec_json",
+    "stacked_share_chart",
+]
 
 
-def spec_json(spec: dict[str, Any]) -> str:
-    """``spec`` as JSON safe inside a ``<script>`` element."""
-    text = json.dumps(spec, ensure_ascii=True, sort_keys=True, allow_nan=False, default=str)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-class Chart:
-    """A Vega-Lite chart displayed offline in the rendered report.
-
-    ``description`` is the text shown where JavaScript is off, and the chart's
-    accessible label.
-    """
-
-    def __init__(self, spec: dict[str, Any] | alt.TopLevelMixin, description: str) -> None:
-        if not isinstance(spec, dict):
-            spec = spec.to_dict()
-        spec = {k: v for k, v in spec.items() if k != "$schema"}
-        self.spec = spec
-        self.description = description
-
-    def _repr_html_(self) -> str:
-        body = spec_json(self.spec)
-        digest = hashlib.sha256(body.encode()).hexdigest()[:10]
-        target = f"ek-chart-{digest}-{next(_counter)}"
-        return (
-            f'<figure class="ek-chart"><div id="{target}" class="ek-chart-area" role="img" '
-            f'aria-label="{esc(self.description)}">{esc("Chart: " + self.description)}</div>'
-            f'<script type="application/json" class="{SPEC_CLASS}" data-target="{target}">'
-            f"{body}</script><figcaption>{esc(self.description)}</figcaption></figure>"
-        )
-
-    def __repr__(self) -> str:
-        return f"Chart: {self.description}"
-
-
-def chart(spec: dict[str, Any] | alt.TopLevelMixin, description: str) -> Chart:
-    """Wrap an altair chart (or a Vega-Lite dict) for offline display in a report."""
+def chart(spec: dict[str, Any] | alt.TopLevelMixin | Chart, description: str) -> Chart:
+    """Wrap an altair chart (a Vega-Lite dict, or a chart to re-describe) for offline
+    display in a notebook and a report."""
     return Chart(spec, description)
 
 
@@ -101,7 +47,7 @@ def figure(fig: Any, description: str, *, dpi: int = 110) -> Html | Chart:
     The image is a ``data:`` URI inside the page, with ``description`` as its alternative
     text and caption: nothing is loaded from elsewhere.
     """
-    if isinstance(fig, alt.TopLevelMixin | dict):
+    if isinstance(fig, alt.TopLevelMixin | dict | Chart):
         return Chart(fig, description)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")

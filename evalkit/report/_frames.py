@@ -34,7 +34,7 @@ AGREEMENT_COLUMNS = {
     "wald_ci": "95% CI (Wald)",
     "boot_ci": "95% CI (bootstrap)",
     "kappa_max": "Max. attainable kappa",
-    "kappa_over_kappa_max": "kappa / max",
+    "kappa_over_kappa_max": "Kappa / max. attainable",
     "ac1": "Gwet's AC1",
     "bp": "PABAK (Brennan–Prediger)",
     "alpha": "Krippendorff's alpha",
@@ -119,8 +119,8 @@ def agreement_frame(
     table = agreement_table(
         frame,
         list(bins),
-        judge_col="judge_bin",
-        human_col="human_bin",
+        judge_col="judge",
+        human_col="human",
         cluster_col="template_family",
         n_resamples=n_resamples,
         seed=seed,
@@ -150,9 +150,7 @@ def dimension_diagnosis(
 ) -> Diagnosis:
     """:func:`evalkit.agreement.diagnose` on the gated, complete rows of one dimension."""
     rows = complete_rows(gated_rows(pairs[pairs["dimension"] == dimension]), bins)
-    return diagnose(
-        list(rows["judge_bin"]), list(rows["human_bin"]), list(bins), threshold=threshold
-    )
+    return diagnose(list(rows["judge"]), list(rows["human"]), list(bins), threshold=threshold)
 
 
 def marginals(diag: Diagnosis) -> pd.DataFrame:
@@ -353,15 +351,16 @@ def disagreements(
     """Up to ``limit`` gated cases where judge and human disagree on ``dimension``.
 
     Ordered by distance between the bins (largest first), then case id; each item holds
-    the case's metadata and its turns as ``(role, text)`` pairs.
+    the case's metadata, its turns as ``(role, text)`` pairs and the judge's
+    ``rationale`` for its bin (None when the ledger holds none).
     """
     bins = list(catalogue.constants.bins)
     rank = {b: i for i, b in enumerate(bins)}
     rows = complete_rows(gated_rows(pairs[pairs["dimension"] == dimension]), bins)
-    rows = rows[rows["judge_bin"] != rows["human_bin"]]
+    rows = rows[rows["judge"] != rows["human"]]
     if rows.empty or limit <= 0:
         return []
-    gap = (rows["judge_bin"].map(rank) - rows["human_bin"].map(rank)).abs()
+    gap = (rows["judge"].map(rank) - rows["human"].map(rank)).abs()
     rows = rows.assign(_gap=gap).sort_values(["_gap", "case_id"], ascending=[False, True])
     out = []
     for rec in rows.head(limit).to_dict(orient="records"):
@@ -371,9 +370,17 @@ def disagreements(
                 "case_id": case.id,
                 "locale": case.locale,
                 "stratum": case.stratum,
-                "judge": rec["judge_bin"],
-                "human": rec["human_bin"],
+                "judge": rec["judge"],
+                "human": rec["human"],
+                "rationale": _text(rec.get("rationale")),
                 "turns": [(t.role, t.text) for t in case.turns],
             }
         )
     return out
+
+
+def _text(value: Any) -> str | None:
+    """A text cell as a string, None when missing or blank."""
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return str(value).strip() or None

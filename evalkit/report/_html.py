@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.report._names import header_name, is_fraction_column, locale_name
+
 Formatter = Callable[[Any], str]
 
 
@@ -214,15 +216,44 @@ def readable(
 ) -> dict[str, str]:
     """Column → header label for every column of ``frame`` (less ``drop``).
 
-    ``labels`` names some columns; the others get their id with ``_`` as spaces,
-    capitalised (``n_cases`` → ``N cases``).
+    ``labels`` names some columns; the others get their reader name
+    (:func:`~evalkit.report._names.header_name`: ``ci_low`` → ``95% CI low``, ``de`` →
+    ``German (de)``, else the id with spaces, capitalised).
     """
     labels = labels or {}
-    return {
-        str(c): labels.get(str(c), str(c).replace("_", " ").capitalize())
-        for c in frame.columns
-        if str(c) not in drop
-    }
+    return {str(c): labels.get(str(c), header_name(c)) for c in frame.columns if str(c) not in drop}
+
+
+def integer_columns(frame: pd.DataFrame, columns: Iterable[str]) -> set[str]:
+    """The ``columns`` of ``frame`` whose values are all whole numbers (at least one, the
+    others missing), so they print as integers: a float column of latencies ``1.0, 2.0``
+    reads ``1, 2``, not ``1.000, 2.000``. Columns of fractions or statistics by their id
+    (:func:`~evalkit.report._names.is_fraction_column`: a kappa of exactly 1) keep their
+    decimals."""
+    out = set()
+    for col in columns:
+        if col not in frame.columns or is_fraction_column(col):
+            continue
+        values = [v for v in frame[col].tolist() if not is_missing(v)]
+        if values and all(_is_whole(v) for v in values):
+            out.add(col)
+    return out
+
+
+def _is_whole(value: Any) -> bool:
+    if not _is_number(value):
+        return False
+    number = float(value)
+    return math.isfinite(number) and number.is_integer()
+
+
+def _locale_cell(value: Any) -> str:
+    return "—" if is_missing(value) else locale_name(value)
+
+
+def integer(value: Any) -> str:
+    """A whole number as an integer (``1.0`` → ``1``), ``—`` when missing."""
+    return "—" if is_missing(value) else str(int(float(value)))
 
 
 def table(
@@ -239,14 +270,17 @@ def table(
     """A table of ``frame`` with readable column names; every cell is escaped.
 
     ``columns`` maps frame columns to header labels (in display order) or lists the
-    columns to keep. ``formats`` maps a column to a function giving its cell text
-    (default :func:`fmt`). ``row_class`` gives a CSS class per row (e.g. ``descriptive``
-    for cells too small to read as more than description). ``note`` is printed under the
-    table.
+    columns to keep (default: every column, headed by its reader name, :func:`readable`).
+    ``formats`` maps a column to a function giving its cell text (default :func:`fmt`,
+    :func:`integer` for a column of whole numbers, :func:`integer_columns`, and the locale's
+    name for a ``locale`` column, ``en-GB`` → ``English, UK (en-GB)``).
+    ``row_class`` gives a CSS class per row (e.g. ``descriptive`` for cells too small to
+    read as more than description). ``note`` is printed under the table. The first column
+    stays in view when a wide table scrolls inside its box (``ek-table-wrap``).
     """
     data = frame.reset_index() if index else frame
     if columns is None:
-        mapping = {str(c): str(c) for c in data.columns}
+        mapping = readable(data)
     elif isinstance(columns, Mapping):
         mapping = dict(columns)
     else:
@@ -254,7 +288,11 @@ def table(
     missing = [c for c in mapping if c not in data.columns]
     if missing:
         raise KeyError(f"table: no column(s) {missing} in {list(data.columns)}")
-    formats = formats or {}
+    formats = {
+        **{c: integer for c in integer_columns(data, mapping) if c in data.columns},
+        **({"locale": _locale_cell} if "locale" in mapping else {}),
+        **(formats or {}),
+    }
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     head = "".join(f'<th scope="col">{esc(label)}</th>' for label in mapping.values())
     body_rows = []
@@ -285,11 +323,14 @@ def transcript(
     title: str | None = None,
     meta: Mapping[str, Any] | None = None,
     highlight: int | None = None,
+    rationale: Any = ...,
 ) -> Html:
     """A conversation, turn by turn, as escaped text.
 
     ``turns`` are ``(role, text)`` pairs; ``highlight`` marks one turn (by index), e.g.
     the reply that was scored. ``meta`` is shown as a line of name: value pairs.
+    ``rationale``, when given, is the judge's reason for its bin, shown right under the
+    conversation (missing or empty: "none recorded").
     """
     parts = ['<div class="ek-transcript">']
     if title:
@@ -303,6 +344,12 @@ def transcript(
         parts.append(
             f'<div class="ek-turn ek-{esc(slug(role))}{mark}"><span class="ek-role">'
             f'{esc(who)} · turn {i}</span><div class="ek-text">{esc(text)}</div></div>'
+        )
+    if rationale is not ...:
+        said = "" if is_missing(rationale) else str(rationale).strip()
+        parts.append(
+            '<div class="ek-rationale"><span class="ek-role">Judge\'s rationale</span>'
+            f'<div class="ek-text">{esc(said) if said else "<em>none recorded</em>"}</div></div>'
         )
     parts.append("</div>")
     return Html("".join(parts), title or "")

@@ -7,12 +7,12 @@ with readable column names for a reader who never saw the code.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from evalkit import _display as display
 from evalkit.catalogue import Catalogue, Rubric
 from evalkit.gate import DimensionVerdict, GateVerdict
 from evalkit.report._exploration import EXPLORATORY, Exploration, threshold_reading
@@ -35,6 +35,7 @@ from evalkit.report._html import (
     table,
     transcript,
 )
+from evalkit.report._names import dimension_name, locale_name
 from evalkit.report._provenance import (
     judge_kind,
     judge_label,
@@ -43,18 +44,6 @@ from evalkit.report._provenance import (
     judges_table,
     ledger_frame,
 )
-
-#: Readable names of the shipped dimensions.
-DIMENSION_NAMES = {
-    "self_harm": "Self-harm",
-    "escalation": "Medical escalation",
-    "faithfulness": "Faithfulness to sources",
-}
-
-
-def dimension_name(dimension: str) -> str:
-    """A readable name for a dimension id (``self_harm`` → ``Self-harm``)."""
-    return DIMENSION_NAMES.get(dimension, dimension.replace("_", " ").capitalize())
 
 
 def rubric_card(rubric: Rubric, bins: Sequence[str]) -> Html:
@@ -132,7 +121,6 @@ def header(
     rows["Framing hash"] = _short_hash(catalogue.framing_hash)
     status = catalogue.ratification
     rows["Constants ratified by"] = status.adr or "NOT RATIFIED"
-    rows["Rendered"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     banner: Any = Html("")
     if not status.ratified:
         banner = callout(
@@ -228,54 +216,85 @@ def verdict_panel(
 ) -> Html:
     """One dimension's verdict, its numbers and every reason with a link to its ADR.
 
-    For an exploratory run: no PASS / FAIL badge, the kappa against the threshold in words,
-    and the reasons as what the gate's rules find (ADR-0017).
+    Styled inline (:mod:`evalkit._display`), so it looks the same in a notebook, where the
+    reports' stylesheet is not loaded, as on a report page. For an exploratory run: no
+    PASS / FAIL badge, the kappa against the threshold in words, and the reasons as what
+    the gate's rules find (ADR-0017).
     """
     exploring = exploration is not None and exploration.exploratory
-    if verdict.kappa is not None:
-        summary = (
-            f"kappa {verdict.kappa:.3f}, 95% CI {interval(verdict.ci_low, verdict.ci_high)}"
-            f" (bootstrap {interval(verdict.boot_low, verdict.boot_high)}), "
-            f"{verdict.n} pairs, threshold {verdict.threshold:.2f}"
-        )
-    else:
-        summary = f"kappa not meaningful ({verdict.kappa_status}), {verdict.n} pairs"
+    summary = verdict.summary()
     reasons = reasons_frame(verdict, adr_base)
-    links = [link(h, a) for h, a in zip(reasons["href"], reasons["adr"], strict=True)]
-    reasons = reasons.assign(adr=_objects(links, reasons.index))
+    rows = [
+        {"severity": sev, "message": msg, "adr": display.Markup(link(href, adr).html)}
+        for sev, msg, adr, href in zip(
+            reasons["severity"], reasons["message"], reasons["adr"], reasons["href"], strict=True
+        )
+    ]
+    blocking = [r["severity"] != "note" and not exploring for r in rows]
     if exploring:
         reading = threshold_reading(verdict.kappa, verdict.threshold, verdict.kappa_status)
-        line = paragraph(strong_text(f"{EXPLORATORY}: "), f"{summary}; {reading}.")
+        line = display.paragraph(
+            display.Markup(f"<strong>{esc(EXPLORATORY)}: </strong>"), f"{summary}; {reading}."
+        )
     else:
-        line = paragraph(strong_text("Verdict: "), badge(verdict.verdict), " ", summary)
-    return join(
-        line,
-        table(
-            reasons,
-            {"severity": "Severity", "message": "What the gate found", "adr": "Rule (ADR)"},
-            caption="What the gate's rules find (not a verdict)" if exploring else "Reasons",
-            empty="No reason recorded.",
-            row_class=None if exploring else _severity_class,
-        ),
+        line = display.paragraph(
+            display.Markup("<strong>Verdict: </strong>"), display.badge(verdict.verdict), " ",
+            summary,
+        )  # fmt: skip
+    table_markup = display.grid(
+        rows,
+        {"severity": "Severity", "message": "What the gate found", "adr": "Rule (ADR)"},
+        caption="What the gate's rules find (not a verdict)" if exploring else "Reasons",
+        empty="No reason recorded.",
+        max_rows=None,
+        row_style=["border-left: 4px solid #cf222e;" if b else None for b in blocking],
+        row_class=["ek-row-fail" if b else None for b in blocking],
     )
-
-
-def _severity_class(row: Mapping[Any, Any]) -> str | None:
-    return "ek-row-fail" if row["severity"] != "note" else None
+    wrapped = f'<div class="ek-table-wrap" style="overflow-x: auto;">{table_markup}</div>'
+    return Html(f'<div class="ek-verdict-panel">{line}{wrapped}</div>', summary)
 
 
 def strong_text(text: str) -> Html:
     return Html(f"<strong>{esc(text)}</strong>")
 
 
+#: The agreement table's two halves: kappa and what bounds it, then the other coefficients.
+_KAPPA_COLUMNS = (
+    "dimension",
+    "n",
+    "n_missing",
+    "kappa",
+    "wald_ci",
+    "boot_ci",
+    "kappa_max",
+    "kappa_over_kappa_max",
+    "status",
+    "flags",
+)
+_OTHER_COLUMNS = ("dimension", "p_observed", "p_expected", "ac1", "bp", "alpha")
+
+
 def agreement_display(frame: pd.DataFrame, caption: str = "Agreement statistics") -> Html:
-    """The agreement table (kappa with intervals, AC1, alpha, PABAK, p_o/p_e, kappa_max)."""
-    return table(
-        frame,
-        AGREEMENT_COLUMNS,
-        caption=caption,
-        note="Pairs dropped: rows without a usable judge answer or a human label. "
-        "Bootstrap: whole template families resampled.",
+    """The agreement table (frame of :func:`~evalkit.report.agreement_frame`) as two tables
+    that each fit a report page: kappa with both intervals, kappa_max, status and flags
+    (``caption``), then p_o/p_e, AC1, PABAK and alpha (``caption`` + ": other
+    coefficients"). Every column of one table in a row would not fit 1,400 px."""
+    flags = {"flags": lambda v: str(v).replace("_", " ") or "—"}
+    return join(
+        table(
+            frame,
+            {c: AGREEMENT_COLUMNS[c] for c in _KAPPA_COLUMNS},
+            caption=caption,
+            formats=flags,
+            note="Pairs dropped: rows without a usable judge answer or a human label. "
+            "Bootstrap: whole template families resampled.",
+        ),
+        table(
+            frame,
+            {c: AGREEMENT_COLUMNS[c] for c in _OTHER_COLUMNS},
+            caption=f"{caption}: other coefficients",
+            note="The same pairs. These explain a kappa; they never replace it.",
+        ),
     )
 
 
@@ -300,6 +319,8 @@ def group_table(frame: pd.DataFrame, group_label: str, min_cell_n: int) -> Html:
     shown = frame.assign(
         ci=[interval(lo, hi) for lo, hi in zip(frame["ci_low"], frame["ci_high"], strict=True)]
     )
+    if group_label == "Locale":
+        shown = shown.assign(group=[locale_name(g) for g in shown["group"]])
     return table(
         shown,
         {
@@ -339,13 +360,15 @@ def quantity_table(frame: pd.DataFrame, caption: str) -> Html:
 
 
 def transcripts(items: Sequence[Mapping[str, Any]], dimension: str) -> Html:
-    """Conversations where judge and human disagree, each turn shown as text."""
+    """Conversations where judge and human disagree, each turn shown as text, the judge's
+    rationale for its bin under the scored reply (escaped; "none recorded" when the ledger
+    holds none)."""
     if not items:
         return paragraph("No disagreement to show.")
     parts = []
     for item in items:
         meta = {
-            "locale": item["locale"],
+            "locale": locale_name(item["locale"]),
             "stratum": item["stratum"],
             "human label": item["human"],
             "judge answer": item["judge"],
@@ -353,9 +376,10 @@ def transcripts(items: Sequence[Mapping[str, Any]], dimension: str) -> Html:
         parts.append(
             transcript(
                 item["turns"],
-                title=f"Case {item['case_id']} ({dimension})",
+                title=f"Case {item['case_id']} ({dimension_name(dimension)})",
                 meta=meta,
                 highlight=len(item["turns"]) - 1,
+                rationale=item.get("rationale"),
             )
         )
     return join(*parts)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from evalkit._display import card, frame_table, num
 from evalkit.agreement import Diagnosis, gate_power, sample_size
 
 
@@ -20,6 +21,24 @@ class PowerPanel:
     curve: pd.DataFrame
     sizes: pd.DataFrame
     note: str
+
+    def __repr__(self) -> str:
+        marg = ", ".join(num(m) for m in self.marginals)
+        lines = [
+            f"PowerPanel: {self.n} pairs, threshold {num(self.threshold, 2)}, marginals ({marg})"
+        ]
+        lines += [f"  {line}" for line in self.curve.round(3).to_string(index=False).splitlines()]
+        lines += [f"  {line}" for line in self.sizes.round(3).to_string(index=False).splitlines()]
+        return "\n".join(lines + ([f"  note: {self.note}"] if self.note else []))
+
+    def _repr_html_(self) -> str:
+        return card(
+            "Sample size and power",
+            frame_table(self.curve, caption="Probability of passing, by true kappa"),
+            frame_table(self.sizes, caption="Pairs needed for each interval half width"),
+            self.note or None,
+            subtitle=f"{self.n} pairs, threshold {num(self.threshold, 2)}",
+        )
 
 
 def power_panel(

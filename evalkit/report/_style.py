@@ -18,16 +18,22 @@ body.jp-Notebook { padding: 0; }
        padding-bottom: 0.3rem; margin-top: 2.2rem; }
 .jp-RenderedHTMLCommon h3 { margin-top: 1.6rem; }
 .jp-mod-noOutputs { display: none; }
-.ek-table-wrap { overflow-x: auto; margin: 0.6rem 0 1rem; }
-table.ek-table { border-collapse: collapse; font-size: 14px; margin: 0; }
+.ek-table-wrap { overflow-x: auto; max-width: 100%; margin: 0.6rem 0 1rem; }
+table.ek-table { border-collapse: separate; border-spacing: 0; font-size: 14px; margin: 0; }
 table.ek-table caption { caption-side: top; text-align: left; font-weight: 600;
        padding: 0.3rem 0; color: var(--ek-ink); }
 table.ek-table th, table.ek-table td { border: 1px solid var(--ek-line) !important;
-       padding: 4px 10px !important; text-align: left !important; vertical-align: top !important;
+       padding: 4px 7px !important; text-align: left !important; vertical-align: top !important;
        max-width: 36rem !important; line-height: 1.4 !important; }
 table.ek-table td.num { text-align: right !important; font-variant-numeric: tabular-nums;
        white-space: nowrap; }
-table.ek-table thead th { background: var(--ek-soft); font-weight: 600; }
+table.ek-table thead th { background: var(--ek-soft); font-weight: 600; font-size: 13px;
+       hyphens: auto; }
+table.ek-table tr > :first-child { position: sticky; left: 0; z-index: 1; background: white; }
+table.ek-table thead tr > :first-child { background: var(--ek-soft); z-index: 2; }
+table.ek-table tbody tr:nth-child(even) > :first-child { background: #fbfcfd; }
+table.ek-table th + th, table.ek-table td + td { border-left-width: 0 !important; }
+table.ek-table tbody tr > * { border-top-width: 0 !important; }
 table.ek-table tbody tr:nth-child(even) { background: #fbfcfd; }
 table.ek-table tr.descriptive td { color: var(--ek-muted); font-style: italic; }
 table.ek-table tr.ek-row-fail td:first-child { border-left: 4px solid var(--ek-fail) !important; }
@@ -61,6 +67,8 @@ img.ek-figure { max-width: 100%; height: auto; }
 .ek-turn.ek-assistant { background: var(--ek-soft); }
 .ek-turn.ek-highlight { outline: 2px solid var(--ek-warn); }
 .ek-role { display: block; font-size: 12px; color: var(--ek-muted); font-weight: 600; }
+.ek-rationale { margin: 0.5rem 0 0.2rem; padding: 0.3rem 0.6rem; border-left: 3px solid
+       var(--ek-info); background: #f3f8ff; border-radius: 0 4px 4px 0; }
 .ek-text, .ek-pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 .ek-header { border-bottom: 2px solid var(--ek-line); margin-bottom: 1rem; padding-bottom: 0.5rem; }
 .ek-header h1 { margin-bottom: 0.2rem; }

@@ -216,8 +216,8 @@ def test_rebalancing_advice_reaches_threshold() -> None:
     # Human: 90 low, 5 partial, 5 high; judge calls everything low but 2 high.
     pairs = pd.DataFrame(
         {
-            "judge_bin": ["low"] * 98 + ["high"] * 2,
-            "human_bin": ["low"] * 90 + ["partial"] * 5 + ["high"] * 5,
+            "judge": ["low"] * 98 + ["high"] * 2,
+            "human": ["low"] * 90 + ["partial"] * 5 + ["high"] * 5,
             "locale": (["en-US", "en-GB"] * 50),
             "case_id": [str(i) for i in range(100)],
         }

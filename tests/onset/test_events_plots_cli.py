@@ -115,7 +115,7 @@ def test_figures_are_returned_and_render() -> None:
     for f in (sw, fig, hist):
         f.savefig(io.BytesIO(), format="png")
     chart = incidence_chart(inc)
-    assert len(chart.data) < 5000
+    assert sum(len(rows) for rows in chart.to_dict()["datasets"].values()) < 5000
     with pytest.raises(ValueError, match="5000"):
         incidence_chart(pd.concat([inc] * 400))
     empty = swimmer_plot(df[df["onset_turn"].isna()])

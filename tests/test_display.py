@@ -1,0 +1,178 @@
+"""Short reprs and HTML cards of the result records (evalkit._display), and chart bundles."""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+
+import altair as alt
+import nbformat
+import numpy as np
+import pandas as pd
+
+import evalkit.report as rp
+from evalkit import _display as d
+from evalkit._chart import VEGALITE_MIME, Chart, charts_as_html
+from evalkit.agreement import bootstrap_interval, cohens_kappa, diagnose
+from evalkit.gate import DimensionVerdict, GateVerdict, Reason
+
+PAYLOAD = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+BINS = ["low", "partial", "high"]
+JUDGE = ["low", "high", "low", "partial", "high", "low", "low", "high"]
+HUMAN = ["low", "high", "partial", "partial", "high", "low", "high", "high"]
+
+
+def _verdict(text: str = "a reason", dimension: str = "self_harm") -> DimensionVerdict:
+    reasons = (
+        Reason("kappa_below_threshold", "fail", text, "adr-0003"),
+        Reason("recall_regression", "hard_fail", "recall fell", "adr-0002"),
+    )
+    return DimensionVerdict(
+        dimension, "FAIL", 0.22883758606723376, 0.10123, 0.35678, 40, reasons, threshold=0.6
+    )
+
+
+# --- numbers ----------------------------------------------------------------------------
+
+
+def test_numbers_are_rounded_to_three_decimals() -> None:
+    assert d.num(0.22883758606723376) == "0.229"
+    assert d.num(0.7) == "0.700" and d.num(-0.0004) == "-4.00e-04"
+    assert d.num(1.2e-05) == "1.20e-05" and d.num(0.0) == "0.000"
+    assert d.num(np.float64(0.12345)) == "0.123" and d.num(np.int64(40)) == "40"
+    assert d.num(float("inf")) == "inf" and d.num(True) == "True"
+    for missing in (None, float("nan"), pd.NA, np.float64("nan")):
+        assert d.num(missing) == "—"
+    assert d.interval(0.10123, 0.35678) == "[0.101, 0.357]" and d.interval(0.1, None) == "—"
+
+
+def test_short_cuts_containers_and_names_frames() -> None:
+    assert d.short(tuple(range(10))) == "(0, 1, 2, 3, 4, 5, …4 more)"
+    assert d.short((0.5,)) == "(0.500,)" and d.short(None) == "None"
+    assert d.short(pd.DataFrame({"a": [1, 2]})) == "<DataFrame 2 rows × 1 columns>"
+    assert d.short("x" * 200).endswith("…'") and len(d.short("x" * 200)) < 100
+
+
+def test_agreement_results_repr_rounded_and_short() -> None:
+    result = cohens_kappa(JUDGE, HUMAN, categories=BINS)
+    text = repr(result)
+    assert text.startswith("AgreementResult(") and "value=0.619" in text
+    assert "se=0.214" in text and str(result.value) not in text
+    assert len(text.splitlines()) < 20
+    boot = bootstrap_interval(JUDGE, HUMAN, categories=BINS, n_resamples=50, seed=1)
+    assert re.search(r"estimate=0\.\d{3}[,)]", repr(boot))
+    diag = repr(diagnose(JUDGE, HUMAN, BINS))
+    assert "kappa=AgreementResult(0.619)" in diag and "confusion=<DataFrame 3 rows" in diag
+    assert len(diag.splitlines()) < 40
+    assert all(len(line) < 140 for line in diag.splitlines())
+
+
+def test_agreement_html_is_a_card_with_the_headline() -> None:
+    markup = cohens_kappa(JUDGE, HUMAN, categories=BINS)._repr_html_()
+    assert "AgreementResult: cohens_kappa" in markup and "= 0.619, 95% CI [0.200, 1.000]" in markup
+    assert "<style" not in markup and 'style="' in markup  # inline styles only
+
+
+def test_verdict_repr_and_html() -> None:
+    dim = _verdict()
+    text = repr(dim)
+    assert text.splitlines()[0] == "DimensionVerdict self_harm: FAIL"
+    assert "kappa 0.229, 95% CI [0.101, 0.357]" in text and "(ADR-0002)" in text
+    gate = GateVerdict("FAIL", {"self_harm": dim}, judge={"spec": "baseline"})
+    assert repr(gate).startswith("GateVerdict: FAIL (judge baseline)")
+    assert "blocking: kappa_below_threshold, recall_regression" in repr(gate)
+    html = dim._repr_html_()
+    assert "ek-badge ek-fail" in html and "Hard fails:" in html and "recall_regression" in html
+    assert 'title="docs/adr/0002-recall-over-precision-self-harm.md"' in html
+    assert "ek-badge ek-fail" in gate._repr_html_()
+
+
+# --- escaping -------------------------------------------------------------------------------
+
+
+def _assert_escaped(markup: str) -> None:
+    assert "<script" not in markup.lower() and "<img src=x" not in markup
+    assert "&lt;script&gt;" in markup
+
+
+def test_every_record_escapes_catalogue_and_judge_text() -> None:
+    dim = _verdict(PAYLOAD, dimension=PAYLOAD)
+    _assert_escaped(dim._repr_html_())
+    _assert_escaped(GateVerdict("FAIL", {PAYLOAD: dim}, judge={"spec": PAYLOAD})._repr_html_())
+    _assert_escaped(
+        cohens_kappa([PAYLOAD, "b", "b"], ["b", "b", PAYLOAD], [PAYLOAD, "b"])._repr_html_()
+    )
+    frame = pd.DataFrame({PAYLOAD: [PAYLOAD], "n": [1]})
+    _assert_escaped(d.frame_table(frame, caption=PAYLOAD))
+    _assert_escaped(d.card(PAYLOAD, PAYLOAD, verdict=PAYLOAD, subtitle=PAYLOAD))
+    _assert_escaped(d.key_values([(PAYLOAD, PAYLOAD)], caption=PAYLOAD))
+    _assert_escaped(rp.verdict_panel(_verdict(PAYLOAD)).html)
+
+
+def test_markup_passes_only_when_built_as_markup() -> None:
+    assert d.esc(d.Markup("<b>x</b>")) == "<b>x</b>"
+    assert d.esc("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
+    assert d.cell("<b>") == "&lt;b&gt;" and d.cell(d.Markup("<b>")) == "<b>"
+
+
+def test_grid_draws_at_most_max_rows() -> None:
+    frame = pd.DataFrame({"i": range(25)})
+    assert "… 5 more rows" in d.frame_table(frame)
+    full = d.grid(frame, {"i": "i"}, max_rows=None)
+    assert "more rows" not in full and full.count("<tr>") == 26
+
+
+# --- charts ---------------------------------------------------------------------------------
+
+
+def _chart(label: str = "a") -> Chart:
+    data = pd.DataFrame({"label": [label, "b"], "v": [1, 2]})
+    return Chart(alt.Chart(data).mark_bar().encode(x="label:N", y="v:Q"), f"bars of {label}")
+
+
+def test_chart_bundle_is_native_vegalite_with_an_svg_and_no_html() -> None:
+    data, meta = _chart()._repr_mimebundle_()
+    assert set(data) == {VEGALITE_MIME, "image/svg+xml", "text/plain"}
+    assert "$schema" not in data[VEGALITE_MIME] and data["image/svg+xml"].startswith("<svg")
+    assert "Chart:" not in data["text/plain"] and meta["evalkit"]["description"] == "bars of a"
+
+
+def test_chart_text_in_the_svg_and_html_is_escaped() -> None:
+    chart = _chart(PAYLOAD)
+    assert "<script" not in chart.svg and "&lt;script&gt;" in chart.svg
+    markup = chart._repr_html_()
+    outside_spec = re.sub(r'<script type="application/json"[^>]*>.*?</script>', "", markup)
+    _assert_escaped(outside_spec)
+    image = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', markup)
+    assert image is not None and base64.b64decode(image.group(1)).decode() == chart.svg
+
+
+def test_report_renderer_turns_chart_bundles_into_embedded_charts() -> None:
+    chart = rp.confusion_heatmap(
+        pd.DataFrame([[1, 0], [0, 1]], index=["a", "b"], columns=["a", "b"]), "Tiny"
+    )
+    bundle, meta = chart._repr_mimebundle_()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "x", outputs=[nbformat.v4.new_output("display_data", data=bundle, metadata=meta)]
+        )
+    ]
+    converted = charts_as_html(nb)
+    html = converted.cells[0].outputs[0].data["text/html"]
+    assert 'class="evalkit-chart-spec"' in html and chart.svg not in html  # as a data URI
+    assert VEGALITE_MIME in nb.cells[0].outputs[0].data  # the input is left alone
+    page = rp.render_notebook(nb, "Tiny")
+    assert page.charts == 1 and page.html.count("window.vegaEmbed=") == 1
+
+
+def test_chart_specs_draw_under_vega_lite_5() -> None:
+    """JupyterLab 4 draws with Vega-Lite 5: the spec must compile there, not only in 6."""
+    import vl_convert
+
+    from evalkit._chart import notebook_vegalite
+
+    assert notebook_vegalite().startswith("5.")
+    marks = vl_convert.vegalite_to_vega(_chart().spec, vl_version=notebook_vegalite())["marks"]
+    assert marks and not math.isnan(len(marks))
