@@ -17,6 +17,7 @@ from evalkit.prevalence._frames import (
     EMPTY_POOL,
     ESTIMATORS,
     OK,
+    OUT_OF_RANGE,
     RESULT_COLUMNS,
     SINGULAR_CONFUSION,
     STRATUM_NOT_LABELLED,
@@ -58,7 +59,12 @@ def _nan(k: int, status: str) -> _Cell:
 
 
 def _wald(estimate: np.ndarray, se: np.ndarray, z: float) -> _Cell:
-    """A usable Wald cell (inversion), estimate and bounds clipped to [0, 1]."""
+    """A Wald cell (inversion), estimate and bounds clipped to [0, 1]; refused
+    (:data:`OUT_OF_RANGE`) when some bin's unclipped interval misses [0, 1] or has no
+    width, which clipping would turn into a confident [0, 0] or [1, 1]."""
+    low, high = estimate - z * se, estimate + z * se
+    if bool(np.any((high < 0.0) | (low > 1.0) | ~(se > 0.0))):
+        return _nan(len(estimate), OUT_OF_RANGE)
     return _Cell(
         np.clip(estimate, 0.0, 1.0),
         np.clip(estimate - z * se, 0.0, 1.0),

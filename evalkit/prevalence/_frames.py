@@ -42,6 +42,10 @@ FEWER_LABELLED_THAN_BINS = "fewer_labelled_than_bins"
 EMPTY_BIN = "empty_bin"
 #: The judge-given-human confusion matrix is singular or ill-conditioned (inversion only).
 SINGULAR_CONFUSION = "singular_confusion"
+#: Inversion put a bin's whole interval outside [0, 1] (or gave it no width): the
+#: linearisation the interval rests on has failed there, and clipping would report a
+#: confident [0, 0] or [1, 1] (inversion only).
+OUT_OF_RANGE = "inversion_out_of_range"
 #: Prefix of an overall (stratified) row whose strata are not all usable.
 STRATUM_PREFIX = "stratum_"
 #: Separator of the stratum name when ``by`` names several columns ("de / crisis").

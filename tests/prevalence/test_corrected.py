@@ -186,3 +186,21 @@ def test_missed_share_is_the_low_share_where_the_signal_is_present() -> None:
     with pytest.raises(PrevalenceInputError):
         missed_share(pool, labelled.drop(columns="present"), BINS, present="present")
     assert not math.isnan(float(missed["estimate"].iloc[0]))
+
+
+def test_inversion_whose_interval_misses_the_unit_interval_is_refused_not_clipped_to_zero() -> None:
+    """The judge says ``high`` for no pool case, but calls 1 in 9 human-``low`` labelled
+    cases ``high``: Rogan–Gladen gives p_high = -(10/90) / (80/90 - 10/60) ≈ -0.154, an
+    interval wholly below 0. Clipped, it would read as a confident [0, 0]."""
+    labelled = pd.DataFrame(
+        {
+            "judge": ["low"] * 80 + ["high"] * 10 + ["low"] * 10 + ["high"] * 50,
+            "human": ["low"] * 90 + ["high"] * 60,
+        }
+    )
+    pool = pd.DataFrame({"judge": ["low"] * 200})
+    out = corrected_prevalence(pool, labelled, ["low", "high"])
+    inversion = out[out["estimator"] == "inversion"]
+    assert set(inversion["status"]) == {"inversion_out_of_range"}
+    assert inversion["estimate"].isna().all() and inversion["ci_low"].isna().all()
+    assert set(out[out["estimator"] == "ppi++"]["status"]) == {"ok"}
