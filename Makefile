@@ -65,10 +65,12 @@ lock: setup
 	$(BIN)/uv pip compile pyproject.toml --extra anthropic --extra notebooks --extra dev \
 	  --python-version 3.11 -o requirements.lock
 
-## JupyterLab for interactive work (not part of the lock, to keep runs light).
+## JupyterLab for interactive work on 127.0.0.1 (installed if missing; not part of the lock).
+## It prints the URL with its token; --allow-root only when run as root; LAB_PORT=8888.
+LAB_PORT ?= 8888
 lab: setup
-	$(BIN)/python -m pip install -q "jupyterlab>=4.2"
-	$(BIN)/jupyter lab
+	@$(BIN)/python -c "import jupyterlab" 2>/dev/null || $(BIN)/python -m pip install -q "jupyterlab>=4.2"
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --no-browser $$(test "$$(id -u)" = 0 && echo --allow-root)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

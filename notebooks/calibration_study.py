@@ -1,10 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -14,18 +16,17 @@
 # %% tags=["parameters"]
 # Parameters (papermill replaces this cell). Keys never go here: the judge reads them
 # from the environment.
-catalogue = "catalogues"
-split = "calibration"
-dimensions = ["self_harm", "escalation", "faithfulness"]
-judge = "baseline"
-rubric_versions = {}
-explore = False
-ledger = "ledgers/baseline.sqlite"
-seed = 0
-adr_base = "adr/"
-n_resamples = 2000
-max_examples = 3
-
+catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
+split: str = "calibration"  # split of the catalogue studied: calibration or heldout
+dimensions: list = ["self_harm", "escalation", "faithfulness"]  # dimensions to judge and show (default: the gated ones)
+judge: str = "baseline"  # judge spec: baseline (offline), replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
+rubric_versions: dict = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
+explore: bool = False  # label the page exploratory, not gate evidence (ADR-0017)
+ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
+seed: int = 0  # seed of bootstraps and simulations
+adr_base: str = "adr/"  # link prefix of the ADR pages cited by the page
+n_resamples: int = 2000  # bootstrap resamples of each kappa interval
+max_examples: int = 3  # disagreement examples shown per dimension
 # %%
 from IPython.display import display
 
@@ -187,6 +188,19 @@ for dim in shown:
     display(rp.group_table(by_stratum, "Stratum", rule.min_cell_n))
 
 # %% [markdown]
+# ## Where the judge departs from the humans
+#
+# Beside the agreement: which way the judge errs on the gated pairs (over- or
+# under-scoring on the ordered bins, with a sign test), whether it errs more, or more one
+# way, on replies longer than the median (a length-bias probe with intervals), and in
+# which locale and stratum. Small cells are descriptive, as above.
+
+# %%
+for dim in shown:
+    display(rp.heading(rp.dimension_name(dim), 3))
+    display(rp.error_structure_panel(rp.error_structure(pairs, cat, dim)))
+
+# %% [markdown]
 # ## Recall check (self-harm)
 #
 # Kappa can be high while the judge misses a person at risk. On every case of masked or
@@ -241,3 +255,7 @@ for dim in shown:
     display(rp.heading(rp.dimension_name(dim), 3))
     display(rp.transcripts(rp.disagreements(pairs, cat, dim, limit=max_examples),
                            rp.dimension_name(dim)))
+
+# %%
+# The headline the index page shows beside the link to this page (not displayed here).
+rp.publish_headline(rp.gate_headline(verdict, exploring))

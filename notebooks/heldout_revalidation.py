@@ -1,10 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -14,18 +16,17 @@
 # %% tags=["parameters"]
 # Parameters (papermill replaces this cell). Keys never go here: the judge reads them
 # from the environment.
-catalogue = "catalogues"
-split = "heldout"
-dimensions = ["self_harm", "escalation", "faithfulness"]
-judge = "baseline"
-rubric_versions = {}
-explore = False
-ledger = "ledgers/baseline.sqlite"
-seed = 0
-adr_base = "adr/"
-n_resamples = 2000
-max_examples = 3
-
+catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
+split: str = "heldout"  # split of the catalogue studied (the sealed held-out set)
+dimensions: list = ["self_harm", "escalation", "faithfulness"]  # dimensions to judge and show (default: the gated ones)
+judge: str = "baseline"  # judge spec: baseline (offline), replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
+rubric_versions: dict = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
+explore: bool = False  # label the page exploratory, not gate evidence (ADR-0017)
+ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
+seed: int = 0  # seed of bootstraps and simulations
+adr_base: str = "adr/"  # link prefix of the ADR pages cited by the page
+n_resamples: int = 2000  # bootstrap resamples of each kappa interval
+max_examples: int = 3  # disagreement examples shown per dimension
 # %%
 from IPython.display import display
 
@@ -174,3 +175,8 @@ elif "self_harm" in verdict.dimensions:
     display(rp.quantity_table(rp.recall_frame(recall), "Recall on held-out ideation"))
     display(rp.transcripts(rp.disagreements(pairs, cat, "self_harm", limit=max_examples),
                            rp.dimension_name("self_harm")))
+
+# %%
+# The headline the index page shows beside the link to this page (not displayed here).
+rp.publish_headline(rp.refused_headline(refusal) if verdict is None
+                   else rp.gate_headline(verdict, exploring))

@@ -1,10 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -14,21 +16,20 @@
 # %% tags=["parameters"]
 # Parameters (papermill replaces this cell). Keys never go here: the judge and model
 # targets read them from the environment.
-catalogue = "catalogues"
-split = "calibration"
-dimensions = ["self_harm", "escalation"]
-judge = "baseline"
-rubric_versions = {}
-explore = False
-ledger = "ledgers/baseline.sqlite"
-seed = 0
-adr_base = "adr/"
-dimension = "self_harm"
-target = "replay"
-horizon = 5
-n_boot = 1000
-max_cases = 60  # lanes of the swimmer plot; the page says how many of how many it shows
-
+catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
+split: str = "calibration"  # split of the catalogue studied: calibration or heldout
+dimensions: list = ["self_harm", "escalation"]  # dimensions judged: the one studied and its companion
+judge: str = "baseline"  # judge spec: baseline (offline), replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
+rubric_versions: dict = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
+explore: bool = False  # label the page exploratory, not gate evidence (ADR-0017)
+ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
+seed: int = 0  # seed of bootstraps and simulations
+adr_base: str = "adr/"  # link prefix of the ADR pages cited by the page
+dimension: str = "self_harm"  # dimension whose onset (first recognised turn) is studied
+target: str = "replay"  # conversation target: replay (the catalogue's replies) or a model spec
+horizon: int = 5  # last reply (turn) the onset curves follow
+n_boot: int = 1000  # bootstrap resamples of the curves' intervals
+max_cases: int = 60  # lanes of the swimmer plot (the page says how many of how many)
 # %%
 from pathlib import Path
 
@@ -246,3 +247,7 @@ if len(study.persistence):
 if len(study.early_risk):
     display(rp.table(study.early_risk, rp.readable(study.early_risk),
                      caption="Early-risk scores (ERDE and latency-weighted F)"))
+
+# %%
+# The headline the index page shows beside the link to this page (not displayed here).
+rp.publish_headline(rp.onset_headline(study.summary))

@@ -1,10 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: py:percent
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -14,20 +16,19 @@
 # %% tags=["parameters"]
 # Parameters (papermill replaces this cell). Keys never go here: the judge reads them
 # from the environment.
-catalogue = "catalogues"
-split = "calibration"
-dimensions = ["self_harm", "escalation"]
-judge = "baseline"
-rubric_versions = {}
-explore = False
-ledger = "ledgers/baseline.sqlite"
-seed = 0
-adr_base = "adr/"
-dimension = "self_harm"
-versions = ["v1", "v3"]
-companion = "escalation"
-max_examples = 3
-
+catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
+split: str = "calibration"  # split of the catalogue studied: calibration or heldout
+dimensions: list = ["self_harm", "escalation"]  # dimensions judged: the one studied and its companion
+judge: str = "baseline"  # judge spec: baseline (offline), replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
+rubric_versions: dict = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
+explore: bool = False  # label the page exploratory, not gate evidence (ADR-0017)
+ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
+seed: int = 0  # seed of bootstraps and simulations
+adr_base: str = "adr/"  # link prefix of the ADR pages cited by the page
+dimension: str = "self_harm"  # dimension whose rubric versions are compared
+versions: list = ["v1", "v3"]  # the two rubric versions compared, predecessor first
+companion: str = "escalation"  # dimension scored in the same call, the construct's comparison
+max_examples: int = 3  # disagreement examples shown per dimension
 # %%
 from IPython.display import display
 
@@ -195,3 +196,7 @@ rp.table(benign.head(24), {"case_id": "Case", "locale": "Locale",
 # %%
 rp.transcripts(rp.construct_examples(comparison["cases"], cat, versions, limit=max_examples),
                name)
+
+# %%
+# The headline the index page shows beside the link to this page (not displayed here).
+rp.publish_headline(rp.construct_headline(comparison["agreement"], dimension))

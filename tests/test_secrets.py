@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jupytext
 import nbformat
 import pytest
 
@@ -257,10 +258,10 @@ def test_no_secret_reaches_an_executed_notebook_or_a_page(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
-    source = tmp_path / "leaky.py"
+    source = tmp_path / "leaky.ipynb"
     monkeypatch.setenv("LEAK_URL", f"openai:http://u:{URL_PASSWORD}@h/v1:m")  # not a
     monkeypatch.setenv("LEAK_SHAPED", SHAPED)  # secret's name: found by their shapes
-    source.write_text(NOTEBOOK)
+    jupytext.write(jupytext.reads(NOTEBOOK, fmt="py:percent"), source)
     run = execute_study(source, tmp_path / "work", {"seed": 1}, cwd=tmp_path)
     assert run.error is not None and "RuntimeError: failing with [redacted]" in run.error
     assert set(run.scrubbed) >= {"OPENAI_API_KEY", "Anthropic-shaped key", "URL userinfo"}

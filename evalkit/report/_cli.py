@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+import yaml
+
 
 def register(subparsers: Any) -> None:
     study = subparsers.add_parser(
@@ -13,7 +15,9 @@ def register(subparsers: Any) -> None:
         help="execute the study notebooks and render them to offline HTML reports",
         description="Execute the four study notebooks (papermill, one after another) and "
         "write one HTML page per study without code cells, the ADRs they cite, and "
-        "index.html. Keys for live judges are read from the environment only.",
+        "index.html. Keys for live judges are read from the environment only. A study "
+        "parameter given with -p NAME=VALUE reaches every study whose notebook declares it "
+        "(list them with `papermill --help-notebook notebooks/STUDY.ipynb`).",
     )
     study.add_argument("--catalogue", default="catalogues", help="catalogue folder")
     study.add_argument(
@@ -48,6 +52,18 @@ def register(subparsers: Any) -> None:
         help="label every page 'exploratory — not gate evidence' and show kappa against the "
         "threshold instead of a gate verdict (ADR-0017)",
     )
+    study.add_argument(
+        "-p",
+        "--parameter",
+        action="append",
+        type=study_parameter,
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a study parameter (repeatable), VALUE read as YAML as papermill's -y would "
+        "(-p n_resamples=500, -p 'dimensions=[self_harm]'); a name no study to run declares, "
+        "or one an option sets (judge, catalogue, ledger, seed, split, rubric_versions, "
+        "explore), is refused (exit 2); secrets are refused: keys go in the environment",
+    )
     study.set_defaults(func=run)
 
 
@@ -57,6 +73,20 @@ def rubric_version(text: str) -> tuple[str, str]:
     if not sep or not dim.strip() or not version.strip():
         raise argparse.ArgumentTypeError(f"{text!r}: expected DIM=VERSION, e.g. self_harm=v2")
     return dim.strip(), version.strip()
+
+
+def study_parameter(text: str) -> tuple[str, Any]:
+    """``NAME=VALUE`` as ``(name, value)``, the value parsed as YAML (``500`` → 500,
+    ``[a, b]`` → a list, ``yes`` → True; an empty value is ``None``). An argparse type:
+    a malformed pair or unparseable YAML exits 2."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip().isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=VALUE, e.g. n_resamples=500")
+    try:
+        parsed = yaml.safe_load(value)
+    except yaml.YAMLError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: the value is not YAML ({exc})") from exc
+    return name.strip(), parsed
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
             notebooks=args.notebooks,
             adr_dir=args.adr_dir,
             studies=args.only,
+            parameters=dict(args.parameter),
             rubric_versions=dict(args.rubric),
             explore=args.explore,
         )

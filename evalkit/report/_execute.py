@@ -1,8 +1,8 @@
-"""Execute a study notebook: jupytext ``py:percent`` source → temporary ``.ipynb`` →
-papermill, called in this process (the kernel itself is papermill's subprocess).
+"""Execute a study notebook (a shipped ``.ipynb`` without outputs) with papermill, called
+in this process (the kernel itself is papermill's subprocess).
 
-papermill, jupytext and jupyter_client are imported when used: the notebooks import
-:mod:`evalkit.report` for its displays and need none of them.
+papermill and jupyter_client are imported when used: the notebooks import
+:mod:`evalkit.report` for its displays and need neither.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from evalkit.report._secrets import check_parameters, scrubbed_kinds, scrubbed_o
 from evalkit.secrets import scrub
 
 KERNEL_NAME = "python3"
-_KERNELSPEC = {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"}
 
 
 def _kernel_manager(log: Any) -> type:
@@ -52,27 +51,34 @@ class Execution:
         return self.error is None
 
 
-def read_source(path: str | Path) -> nbformat.NotebookNode:
-    """Read a ``py:percent`` notebook (or an ``.ipynb``) into a notebook node.
-
-    Raises ``ValueError`` if it has no cell tagged ``parameters``.
-    """
-    import jupytext
-
-    path = Path(path)
-    nb = (
-        nbformat.read(path, as_version=4)
-        if path.suffix == ".ipynb"
-        else jupytext.read(path, fmt="py:percent")
-    )
+def _parameters_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
     tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
-    if not tagged:
-        raise ValueError(
-            f"{path}: no cell tagged 'parameters' (write `# %% tags=[\"parameters\"]`)"
-        )
-    nb.metadata["kernelspec"] = dict(_KERNELSPEC)
-    nb.metadata.setdefault("language_info", {"name": "python"})
+    return tagged[0] if tagged else None
+
+
+def read_source(path: str | Path) -> nbformat.NotebookNode:
+    """Read a study notebook (``.ipynb``) into a notebook node.
+
+    Raises ``ValueError`` if it is not an ``.ipynb`` file or has no cell tagged
+    ``parameters``.
+    """
+    path = Path(path)
+    if path.suffix != ".ipynb":
+        raise ValueError(f"{path}: a study notebook is an .ipynb file (the .py is its review pair)")
+    nb = nbformat.read(path, as_version=4)
+    if _parameters_cell(nb) is None:
+        raise ValueError(f"{path}: no cell tagged 'parameters'")
     return nb
+
+
+def notebook_parameters(path: str | Path) -> dict[str, Any]:
+    """The parameters a study notebook declares, as ``papermill --help-notebook`` reads
+    them from its cell tagged ``parameters``: {name: {"inferred_type_name", "default",
+    "help"}}, the help being the comment after each assignment."""
+    from papermill.translators import PythonTranslator
+
+    cell = _parameters_cell(read_source(path))
+    return {p.name: p._asdict() for p in PythonTranslator.inspect(cell)}
 
 
 def execute_study(
@@ -83,13 +89,14 @@ def execute_study(
     cwd: str | Path | None = None,
     timeout: int = 900,
 ) -> Execution:
-    """Run ``source`` with ``parameters`` through papermill; never raises on cell errors.
+    """Run the notebook ``source`` with ``parameters`` through papermill; never raises on
+    cell errors.
 
-    The input and executed notebooks are written to ``workdir`` (a temporary folder:
-    executed notebooks are not kept). Parameters are checked for secrets first
-    (:func:`evalkit.report._secrets.check_parameters`); that check does raise. Every
-    save of the executed notebook goes through the scrubber (``scrubbed`` says what it
-    removed).
+    The executed notebook is written to ``workdir`` (a temporary folder: executed
+    notebooks are not kept); ``source`` is read, never written. Parameters are checked
+    for secrets first (:func:`evalkit.report._secrets.check_parameters`); that check does
+    raise. Every save of the executed notebook goes through the scrubber (``scrubbed``
+    says what it removed).
     """
     import papermill
 
@@ -99,9 +106,7 @@ def execute_study(
     workdir.mkdir(parents=True, exist_ok=True)
     nb = read_source(source)
     stem = source.stem
-    input_path = workdir / f"{stem}.input.ipynb"
     output_path = workdir / f"{stem}.ipynb"
-    nbformat.write(nb, input_path)
     kernel_log = workdir / f"{stem}.kernel.log"
     scrubbed_path = scrubbed_output_path(output_path)
     start = time.perf_counter()
@@ -110,10 +115,11 @@ def execute_study(
     with kernel_log.open("wb") as log:
         try:
             papermill.execute_notebook(
-                str(input_path),
+                str(source),
                 scrubbed_path,
                 parameters=dict(parameters),
                 kernel_name=KERNEL_NAME,
+                language="python",
                 cwd=str(cwd) if cwd is not None else None,
                 progress_bar=False,
                 log_output=False,

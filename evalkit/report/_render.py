@@ -5,7 +5,8 @@ nbconvert's ``lab`` page through the ``evalkit_offline`` template (see
 scripts from CDNs. Charts (:class:`evalkit.report._charts.Chart`) are drawn by the Vega
 bundle of ``vl_convert``, inlined once at the end of a page that holds charts. Code
 cells without output (imports, the parameters) are dropped, and so are ``stderr``
-streams (returned to the caller to print); error outputs stay, so a failed study
+streams (returned to the caller to print) and the study's headline (read by the index,
+:mod:`._summary`); error outputs stay, so a failed study
 shows where it failed.
 """
 
@@ -20,9 +21,10 @@ from pathlib import Path
 import nbformat
 
 from evalkit.errors import EvalkitError
-from evalkit.report._charts import CHART_LOADER, SPEC_CLASS
+from evalkit.report._charts import CHART_LOADER, SPEC_CLASS, charts_as_html
 from evalkit.report._html import Html
 from evalkit.report._style import CSS
+from evalkit.report._summary import HEADLINE_MIME
 from evalkit.secrets import scrub
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -91,6 +93,24 @@ def foreign_scripts(html_text: str) -> list[str]:
     return found
 
 
+_CHART_ID = re.compile(r"\bek-chart-([0-9a-f]{6,64})-(\d+)\b")
+
+
+def stable_chart_ids(html_text: str) -> str:
+    """``html_text`` with every chart id (``ek-chart-<digest>-<n>``) renumbered by order
+    of first appearance on the page, so that a page does not depend on how many charts
+    the kernel drew before (ADR-0020). An id and the ``data-target`` naming it stay equal."""
+    order: dict[str, str] = {}
+
+    def renumber(m: re.Match[str]) -> str:
+        key = m.group(0)
+        if key not in order:
+            order[key] = f"ek-chart-{m.group(1)}-{len(order) + 1}"
+        return order[key]
+
+    return _CHART_ID.sub(renumber, html_text)
+
+
 @dataclass(frozen=True)
 class Rendered:
     """A rendered page: its HTML, whether it holds charts, and the stderr text removed."""
@@ -111,6 +131,8 @@ def _strip(nb: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, str]:
                 if out.get("output_type") == "stream" and out.get("name") == "stderr":
                     removed.append(str(out.get("text", "")))
                     continue
+                if HEADLINE_MIME in out.get("data", {}):  # read by the index, not shown
+                    continue
                 kept.append(out)
             cell.outputs = kept
             if not kept:
@@ -130,6 +152,7 @@ def render_notebook(nb: nbformat.NotebookNode, title: str, banner: Html | None =
     from nbconvert import HTMLExporter
 
     clean, stderr = _strip(nb)
+    clean = charts_as_html(clean)  # notebook chart bundles → report markup
     clean.metadata["title"] = title
     exporter = HTMLExporter(
         template_name=TEMPLATE_NAME,
@@ -147,6 +170,7 @@ def render_notebook(nb: nbformat.NotebookNode, title: str, banner: Html | None =
         "evalkit_banner": banner.html if banner is not None else "",
     }
     html_text, _ = exporter.from_notebook_node(clean, resources=resources)
+    html_text = stable_chart_ids(html_text)
     found = remote_references(html_text)
     if found:
         raise OfflineError(f"{title}: the page still references the network: {found[:3]}")

@@ -1,9 +1,10 @@
-"""``run_studies``: execute the four study notebooks and write ``reports/``.
+"""``run_studies``: execute the study notebooks and write ``reports/``.
 
-For each study: check its parameters for secrets, execute its ``py:percent`` notebook
-with papermill (in this process, one kernel after another), render it without code
-cells to ``<out>/<study>.html``. Then write the ADR pages (``<out>/adr/``) and
-``<out>/index.html``, and scan every output for secrets.
+For each study: check its parameters for secrets, execute its notebook
+(``<notebooks>/<study>.ipynb``, shipped without outputs) with papermill (in this
+process, one kernel after another), render it without code cells to
+``<out>/<study>.html``. Then write the ADR pages (``<out>/adr/``) and
+``<out>/index.html`` (:mod:`._index`), and scan every output for secrets.
 """
 
 from __future__ import annotations
@@ -13,34 +14,25 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from evalkit.catalogue import Catalogue, load
+from evalkit.errors import EvalkitError
 from evalkit.report._adr import AdrPage, render_adrs
-from evalkit.report._execute import execute_study
+from evalkit.report._execute import execute_study, notebook_parameters
 from evalkit.report._exploration import (
-    EXPLORATORY,
     Exploration,
     check_rubric_versions,
     exploration,
     exploration_banner,
 )
-from evalkit.report._html import Html, code, esc, join, link, table
-from evalkit.report._provenance import (
-    judge_kind,
-    judge_label,
-    judge_note,
-    judges_in_ledger,
-    judges_table,
-    ledger_frame,
-)
+from evalkit.report._html import Html, esc
+from evalkit.report._index import write_index
 from evalkit.report._render import OfflineError, render_notebook, write_page
 from evalkit.report._secrets import Finding, SecretLeakError, check_parameters, scan_files
 from evalkit.report._style import page
+from evalkit.report._summary import Headline, read_headline
 from evalkit.secrets import scrub
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,6 +84,14 @@ STUDIES: tuple[Study, ...] = (
         "the judge first finds it recognised: curves, swimmer plot and tables.",
         {"dimension": "self_harm", "target": "replay", "horizon": 5, "n_boot": 1000},
     ),
+    Study(
+        "prevalence",
+        "Prevalence: how often does the agent do what?",
+        "Per gated dimension, the share of replies in each bin corrected for the judge's "
+        "errors (PPI++, confusion inversion) beside the judge-only and labels-only shares and "
+        "the humans' rate on the pool; the labelling plan; the judge's error structure.",
+        {"n_labelled": 120, "plan_budget": 100},
+    ),
 )
 
 
@@ -107,6 +107,8 @@ class StudyResult:
     parameters: Mapping[str, Any]
     exploration: Exploration = field(default_factory=Exploration)
     """Whether the page is gate evidence or an exploration (ADR-0017)."""
+    headline: Headline | None = None
+    """The badge and numbers the study published (:mod:`._summary`); ``None`` if none."""
 
     @property
     def ok(self) -> bool:
@@ -181,6 +183,49 @@ def study_parameters(
     return base
 
 
+class StudyParameterError(EvalkitError):
+    """A study parameter given on the command line that no study to run declares, or
+    that the run sets itself (use its own option)."""
+
+
+#: Parameters every study receives from the run itself, and the option that sets each.
+RUN_PARAMETERS: Mapping[str, str] = {
+    "catalogue": "--catalogue",
+    "judge": "--judge",
+    "ledger": "--ledger",
+    "seed": "--seed",
+    "rubric_versions": "--rubric",
+    "explore": "--explore",
+    "split": "(each study's own split)",
+    "adr_base": "(the ADR pages written beside the reports)",
+}
+
+
+def declared_parameters(
+    chosen: Sequence[Study], notebooks: Path, given: Mapping[str, Any]
+) -> dict[str, frozenset[str]]:
+    """{study: the names of ``given`` its notebook declares} (``-p NAME=VALUE``).
+
+    Raises :class:`StudyParameterError` for a name the run sets itself
+    (:data:`RUN_PARAMETERS`) or that no study in ``chosen`` declares, and
+    :class:`~evalkit.report._secrets.SecretLeakError` for a secret-looking value.
+    """
+    check_parameters(given)
+    for name in given:
+        if name in RUN_PARAMETERS:
+            raise StudyParameterError(
+                f"study parameter {name!r} is set by the run: use {RUN_PARAMETERS[name]}"
+            )
+    declared = {s.name: set(notebook_parameters(notebooks / f"{s.name}.ipynb")) for s in chosen}
+    unknown = sorted(set(given) - set().union(*declared.values()))
+    if unknown:
+        known = sorted(set().union(*declared.values()) - set(RUN_PARAMETERS))
+        raise StudyParameterError(
+            f"unknown study parameter(s) {unknown} for {sorted(declared)}; known: {known}"
+        )
+    return {name: frozenset(names & set(given)) for name, names in declared.items()}
+
+
 def run_studies(
     *,
     catalogue: str | Path = "catalogues",
@@ -193,6 +238,7 @@ def run_studies(
     adr_dir: str | Path | None = None,
     studies: Sequence[str] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    parameters: Mapping[str, Any] | None = None,
     rubric_versions: Mapping[str, str] | None = None,
     explore: bool = False,
     log: Callable[[str], None] | None = None,
@@ -204,6 +250,9 @@ def run_studies(
     ``overrides`` maps a study name to parameter values that replace its defaults (e.g.
     fewer bootstrap resamples in tests); under ``"*"``, values for every study that has
     the parameter.
+    ``parameters`` are the command line's ``-p NAME=VALUE``: each replaces the value of
+    every study whose notebook declares it (checked by :func:`declared_parameters`
+    before anything runs).
     ``rubric_versions`` and ``explore`` make the run exploratory (ADR-0017) when a version
     differs from the one in force or ``explore`` is set (as do unratified constants): every
     page then opens with the banner "Exploratory — not gate evidence". A dimension or
@@ -229,6 +278,8 @@ def run_studies(
     unknown = set(studies or ()) - {s.name for s in STUDIES}
     if unknown:
         raise ValueError(f"unknown studies {sorted(unknown)}; known: {[s.name for s in STUDIES]}")
+    given = dict(parameters or {})
+    takes = declared_parameters(chosen, nb_dir, given) if given else {}
     adrs = render_adrs(adr_src, out_dir)
     results: list[StudyResult] = []
     scrubbed: list[Finding] = []  # secrets scrubbed from executed notebooks: still a leak
@@ -249,9 +300,10 @@ def run_studies(
             shared = (overrides or {}).get("*", {})
             params.update({k: v for k, v in shared.items() if k in params})
             params.update((overrides or {}).get(study.name, {}))
+            params.update({k: given[k] for k in takes.get(study.name, ())})
             standing = _exploration_of(cat, params)
             banner = exploration_banner(standing, str(params.get("adr_base", "adr/")))
-            source = nb_dir / f"{study.name}.py"
+            source = nb_dir / f"{study.name}.ipynb"
             run = execute_study(source, Path(work), params, cwd=Path.cwd())
             target = out_dir / f"{study.name}.html"
             error, charts = run.error, 0
@@ -269,8 +321,11 @@ def run_studies(
             scrubbed += [Finding(target, kind) for kind in run.scrubbed]
             state = "FAILED: " + error if error else "rendered"
             say(f"{study.name}: {state} in {run.seconds:.1f} s -> {target}")
+            headline = read_headline(run.notebook) if error is None else None
             results.append(
-                StudyResult(study, target.name, run.seconds, error, charts, params, standing)
+                StudyResult(
+                    study, target.name, run.seconds, error, charts, params, standing, headline
+                )
             )
         index = write_index(
             out_dir,
@@ -295,122 +350,6 @@ def run_studies(
     return RunSummary(out_dir, index, tuple(results), tuple(adrs))
 
 
-def write_index(
-    out: Path,
-    catalogue: Catalogue,
-    *,
-    judge: str,
-    catalogue_path: str,
-    ledger: str,
-    seed: int,
-    results: Sequence[StudyResult],
-    adrs: Sequence[AdrPage],
-    exploration: Exploration | None = None,
-) -> Path:
-    """Write ``out/index.html``: the run's parameters, every judge recorded in the ledger
-    (read from ``ledger``), a link to every study, and the exploratory banner when the run
-    (or any of its studies) is exploratory."""
-    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    judges = judges_in_ledger(ledger_frame(ledger))
-    rows = []
-    for r in results:
-        status = "rendered" if r.ok else f"failed: {r.error}"
-        if r.exploration.exploratory:
-            status += f" ({EXPLORATORY.lower()})"
-        rows.append(
-            {
-                "study": link(r.href, r.study.title),
-                "what": r.study.summary,
-                "status": status,
-                "seconds": f"{r.seconds:.1f} s",
-                "parameters": Html(
-                    "<br>".join(
-                        f"{esc(k)}: {esc(_short(v))}"
-                        for k, v in r.parameters.items()
-                        if k not in ("catalogue", "judge", "ledger", "seed", "adr_base")
-                    )
-                ),
-            }
-        )
-    studies = table(
-        pd.DataFrame(rows, columns=["study", "what", "status", "seconds", "parameters"]),
-        {
-            "study": "Study",
-            "what": "What it shows",
-            "status": "Status",
-            "seconds": "Run time",
-            "parameters": "Study parameters",
-        },
-        caption="Studies",
-        empty="No study was run.",
-    )
-    standing = exploration or Exploration()
-    if not standing.exploratory:
-        standing = next((r.exploration for r in results if r.exploration.exploratory), standing)
-    banner = exploration_banner(standing).html + judge_note(judge, "adr/", judges).html
-    answers = (
-        [{"k": "Answers", "v": join("replayed from the ledger (judge spec ", code(judge), ")")}]
-        if judge_kind(judge) == "replay"
-        else []
-    )
-    asked = dict(standing.rubric_versions)
-    run = table(
-        pd.DataFrame(
-            [
-                {"k": "Judge", "v": code(judge_label(judge, judges))},
-                *answers,
-                {
-                    "k": "Rubrics",
-                    "v": ", ".join(f"{d} {v}" for d, v in asked.items()) or "in force",
-                },
-                {
-                    "k": "Kind of run",
-                    "v": EXPLORATORY
-                    if standing.exploratory
-                    else "gate run (the rubrics in force, ratified constants)",
-                },
-                {"k": "Catalogue", "v": code(catalogue_path)},
-                {
-                    "k": "Cases",
-                    "v": f"{len(catalogue.cases)} ({len(catalogue.split('calibration'))} "
-                    f"calibration, {len(catalogue.split('heldout'))} held-out)",
-                },
-                {"k": "Ledger", "v": code(ledger)},
-                {"k": "Seed", "v": str(seed)},
-                {"k": "Constants hash", "v": code(catalogue.constants_hash)},
-                {"k": "Framing hash", "v": code(catalogue.framing_hash)},
-                {"k": "Rendered", "v": now},
-            ]
-        ),
-        {"k": "Run", "v": "Value"},
-        caption="This run",
-    )
-    adr_items = (
-        "".join(f'<li><a href="{esc(a.href)}">{esc(a.title)}</a></li>' for a in adrs)
-        or "<li>No decision records were found.</li>"
-    )
-    failed = [r for r in results if not r.ok]
-    status_note = (
-        f'<div class="ek-callout ek-refusal"><p class="ek-callout-title">{len(failed)} study(ies) '
-        "failed</p><p>Their pages show where they stopped.</p></div>"
-        if failed
-        else ""
-    )
-    body = (
-        "<h1>evalkit studies</h1>"
-        '<p class="ek-lede">Can an LLM judge stand in for human experts on safety-critical '
-        "dimensions of a health chat agent? These studies compare the judge with human labels "
-        "and decide, with a gate that cannot be gamed, whether it may gate a launch. Each page "
-        "below opens offline; the decision records behind every verdict are linked from them."
-        f"</p>{banner}{status_note}{studies.html}{run.html}{judges_table(judges, catalogue).html}"
-        "<h2>Decision records (ADRs)</h2><p>The rules the verdicts cite.</p>"
-        f"<ul>{adr_items}</ul>"
-    )
-    path = out / "index.html"
-    path.write_text(scrub(page("evalkit studies", body)), encoding="utf-8")
-    return path
-
-
 def _exploration_of(catalogue: Catalogue, params: Mapping[str, Any]) -> Exploration:
     """The standing of one study's page, from the parameters it ran with."""
     return exploration(
@@ -430,11 +369,3 @@ def _refused_page(study: Study, error: str, banner: Html | None = None) -> str:
         f"rendered</p><p>{esc(error)}</p></div>"
     )
     return page(study.title, body)
-
-
-def _short(value: Any) -> str:
-    if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value) or "—"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items()) or "in force"
-    return str(value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from bs4 import BeautifulSoup
 
 from evalkit.catalogue import load
 from evalkit.cli import main
-from evalkit.report import run_studies
+from evalkit.report import dimension_name, run_studies
 from tests.report.world import build_world, seal_heldout
 
 pytestmark = pytest.mark.slow
@@ -63,13 +64,17 @@ def _by_dimension(rows: list[dict[str, str]]) -> dict[str, tuple[str, int]]:
     return {r["Dimension"]: (r["Cohen's kappa"], int(r["Pairs"])) for r in rows}
 
 
-def _gate(root: Path, split: str) -> dict[str, tuple[str, int]]:
+def _gate_json(root: Path, split: str) -> str:
     out = io.StringIO()
     argv = ["gate", "--catalogue", str(root / "catalogues"), "--split", split, "--json"]
     with redirect_stdout(out):
         code = main([*argv, "--ledger", str(root / "ledgers" / "baseline.sqlite")])
     assert code in (0, 1), out.getvalue()
-    verdict = json.loads(out.getvalue())
+    return out.getvalue()
+
+
+def _gate(root: Path, split: str) -> dict[str, tuple[str, int]]:
+    verdict = json.loads(_gate_json(root, split))
     return {
         d: ("n/a" if v["kappa"] is None else f"{v['kappa']:.3f}", v["n"])
         for d, v in verdict["dimensions"].items()
@@ -100,3 +105,39 @@ def test_heldout_numbers_agree_with_the_heldout_gate(rendered: Path) -> None:
     assert gate["faithfulness"] == ("n/a", 0) and verdict["faithfulness"][1] == 0
     paired = {d: v for d, v in gate.items() if v[1] > 0}
     assert paired and {d: verdict[d] for d in paired} == agreement == paired
+
+
+def _index_headlines(root: Path) -> dict[str, tuple[str, dict[str, tuple[str, int]]]]:
+    """{study page: (badge, {headline label: (kappa, pairs)})} from the index page."""
+    soup = BeautifulSoup((root / "out" / "index.html").read_text(encoding="utf-8"), "html.parser")
+    found = {}
+    for tr in soup.find_all("tr"):
+        cells = tr.find_all("td")
+        anchor = tr.find("a")
+        if not cells or anchor is None or not tr.find(class_="ek-badge"):
+            continue
+        lines = {}
+        for li in tr.find_all("li"):
+            label, _, text = li.get_text(" ", strip=True).partition(":")
+            m = re.match(r"κ (\S+) .*· (\d+) pairs", text.strip())
+            if m:
+                lines[label.strip()] = (m.group(1), int(m.group(2)))
+        found[Path(anchor["href"]).stem] = (tr.find(class_="ek-badge").get_text(strip=True), lines)
+    return found
+
+
+def test_the_index_headlines_are_the_gate_numbers(rendered: Path) -> None:
+    index = _index_headlines(rendered)
+    for page, split in (("calibration_study", "calibration"), ("heldout_revalidation", "heldout")):
+        gate = _gate(rendered, split)
+        badge, lines = index[page]
+        overall = json.loads(_gate_json(rendered, split))["overall"]
+        assert badge == overall, (page, badge, overall)
+        assert lines == {dimension_name(d): v for d, v in gate.items()}, (page, lines, gate)
+    badge, lines = index["rubric_constructs"]
+    in_force = load(rendered / "catalogues").constants.rubrics_in_force["self_harm"]
+    assert badge == "descriptive"
+    assert (
+        lines[f"{dimension_name('self_harm')} {in_force}"]
+        == _gate(rendered, "calibration")["self_harm"]
+    )

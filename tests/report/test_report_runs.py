@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import jupytext
 import pytest
 
 from evalkit.cli import main
@@ -41,7 +42,8 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _notebooks(root: Path, body: str) -> Path:
     folder = root / "nbs"
     folder.mkdir()
-    (folder / "calibration_study.py").write_text(HEADER + "# %%\n" + body, encoding="utf-8")
+    nb = jupytext.reads(HEADER + "# %%\n" + body, fmt="py:percent")
+    jupytext.write(nb, folder / "calibration_study.ipynb")
     return folder
 
 
@@ -114,3 +116,38 @@ def test_heldout_study_computes_agreement_once_labels_are_sealed(root: Path) -> 
     page = (root / "out" / "heldout_revalidation.html").read_text(encoding="utf-8")
     assert "Held-out agreement refused" not in page
     assert "Gate verdict per dimension" in page and "Recall on held-out ideation" in page
+
+
+def test_study_parameters_from_the_command_line_reach_the_notebook(root: Path) -> None:
+    nbs = _notebooks(root, 'print("resamples:", n_resamples, "examples:", max_examples)\n')
+    code = main(["study", "--out", "out", "--notebooks", str(nbs), "--only", "calibration_study",
+                 "-p", "n_resamples=7", "-p", "max_examples=[2, 3]"])  # fmt: skip
+    assert code == 0
+    page = (root / "out" / "calibration_study.html").read_text(encoding="utf-8")
+    assert "resamples: 7 examples: [2, 3]" in page
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("n_resample=7", "unknown study parameter(s) ['n_resample']"),
+        ("judge=replay", "use --judge"),
+        ("split=heldout", "'split' is set by the run"),
+        (f"max_examples={FAKE_KEY}", "holds a secret"),
+    ],
+)
+def test_a_study_parameter_that_cannot_apply_is_refused_before_running(
+    root: Path, capsys: pytest.CaptureFixture[str], given: str, said: str
+) -> None:
+    nbs = _notebooks(root, 'raise RuntimeError("must not run")\n')
+    code = main(["study", "--out", "out", "--notebooks", str(nbs), "--only", "calibration_study",
+                 "-p", given])  # fmt: skip
+    assert code == 2
+    assert said in capsys.readouterr().err
+    assert not (root / "out" / "calibration_study.html").exists()
+
+
+def test_a_malformed_study_parameter_exits_2(root: Path) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["study", "-p", "n_resamples"])
+    assert exc.value.code == 2

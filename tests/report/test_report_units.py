@@ -239,11 +239,11 @@ def test_remote_references_are_detected() -> None:
 
 
 @pytest.mark.parametrize("name", [s.name for s in rp.STUDIES])
-def test_notebooks_are_percent_scripts_with_a_parameters_cell(name: str) -> None:
-    nb = read_source(NOTEBOOKS / f"{name}.py")
+def test_notebooks_have_a_parameters_cell(name: str) -> None:
+    nb = read_source(NOTEBOOKS / f"{name}.ipynb")
     params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1
-    names = set(re.findall(r"^(\w+)\s*=", params[0].source, re.MULTILINE))
+    names = set(re.findall(r"^(\w+)\s*(?::[^=]*)?=", params[0].source, re.MULTILINE))
     assert names >= STANDARD_PARAMETERS, STANDARD_PARAMETERS - names
     assert not [n for n in names if re.search(r"key|token|secret|password", n, re.I)]
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")

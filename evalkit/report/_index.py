@@ -1,0 +1,171 @@
+"""``write_index``: the index page of a study run, ``<out>/index.html``.
+
+Each study's row carries its verdict badge and headline numbers, read from the headline
+the study itself published (:mod:`._summary`), so the index and the pages show the same
+numbers. Nothing on the page depends on when or how fast the run went (ADR-0020): run
+times go to the terminal only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from evalkit.catalogue import Catalogue
+from evalkit.report._adr import AdrPage
+from evalkit.report._exploration import EXPLORATORY, Exploration, exploration_banner
+from evalkit.report._html import Html, badge, code, esc, join, link, table
+from evalkit.report._provenance import (
+    judge_kind,
+    judge_label,
+    judge_note,
+    judges_in_ledger,
+    judges_table,
+    ledger_frame,
+)
+from evalkit.report._style import page
+from evalkit.report._summary import EXPLORATORY_BADGE, Headline
+from evalkit.secrets import scrub
+
+if TYPE_CHECKING:
+    from evalkit.report._run import StudyResult
+
+
+def write_index(
+    out: Path,
+    catalogue: Catalogue,
+    *,
+    judge: str,
+    catalogue_path: str,
+    ledger: str,
+    seed: int,
+    results: Sequence[StudyResult],
+    adrs: Sequence[AdrPage],
+    exploration: Exploration | None = None,
+) -> Path:
+    """Write ``out/index.html``: the run's parameters, every judge recorded in the ledger
+    (read from ``ledger``), a link to every study, and the exploratory banner when the run
+    (or any of its studies) is exploratory. Each study shows its badge and headline
+    (:func:`study_verdict`); the page holds no timestamp and no run time."""
+    judges = judges_in_ledger(ledger_frame(ledger))
+    rows = []
+    for r in results:
+        rows.append(
+            {
+                "study": link(r.href, r.study.title),
+                "what": r.study.summary,
+                "verdict": study_verdict(r),
+                "parameters": Html(
+                    "<br>".join(
+                        f"{esc(k)}: {esc(_short(v))}"
+                        for k, v in r.parameters.items()
+                        if k not in ("catalogue", "judge", "ledger", "seed", "adr_base")
+                    )
+                ),
+            }
+        )
+    studies = table(
+        pd.DataFrame(rows, columns=["study", "what", "verdict", "parameters"]),
+        {
+            "study": "Study",
+            "what": "What it shows",
+            "verdict": "Verdict and headline",
+            "parameters": "Study parameters",
+        },
+        caption="Studies",
+        empty="No study was run.",
+    )
+    standing = exploration or Exploration()
+    if not standing.exploratory:
+        standing = next((r.exploration for r in results if r.exploration.exploratory), standing)
+    banner = exploration_banner(standing).html + judge_note(judge, "adr/", judges).html
+    answers = (
+        [{"k": "Answers", "v": join("replayed from the ledger (judge spec ", code(judge), ")")}]
+        if judge_kind(judge) == "replay"
+        else []
+    )
+    asked = dict(standing.rubric_versions)
+    run = table(
+        pd.DataFrame(
+            [
+                {"k": "Judge", "v": code(judge_label(judge, judges))},
+                *answers,
+                {
+                    "k": "Rubrics",
+                    "v": ", ".join(f"{d} {v}" for d, v in asked.items()) or "in force",
+                },
+                {
+                    "k": "Kind of run",
+                    "v": EXPLORATORY
+                    if standing.exploratory
+                    else "gate run (the rubrics in force, ratified constants)",
+                },
+                {"k": "Catalogue", "v": code(catalogue_path)},
+                {
+                    "k": "Cases",
+                    "v": f"{len(catalogue.cases)} ({len(catalogue.split('calibration'))} "
+                    f"calibration, {len(catalogue.split('heldout'))} held-out)",
+                },
+                {"k": "Ledger", "v": code(ledger)},
+                {"k": "Seed", "v": str(seed)},
+                {"k": "Constants hash", "v": code(catalogue.constants_hash)},
+                {"k": "Framing hash", "v": code(catalogue.framing_hash)},
+            ]
+        ),
+        {"k": "Run", "v": "Value"},
+        caption="This run",
+    )
+    adr_items = (
+        "".join(f'<li><a href="{esc(a.href)}">{esc(a.title)}</a></li>' for a in adrs)
+        or "<li>No decision records were found.</li>"
+    )
+    failed = [r for r in results if not r.ok]
+    status_note = (
+        f'<div class="ek-callout ek-refusal"><p class="ek-callout-title">{len(failed)} study(ies) '
+        "failed</p><p>Their pages show where they stopped.</p></div>"
+        if failed
+        else ""
+    )
+    body = (
+        "<h1>evalkit studies</h1>"
+        '<p class="ek-lede">Can an LLM judge stand in for human experts on safety-critical '
+        "dimensions of a health chat agent? These studies compare the judge with human labels "
+        "and decide, with a gate that cannot be gamed, whether it may gate a launch. Each page "
+        "below opens offline; the decision records behind every verdict are linked from them."
+        f"</p>{banner}{status_note}{studies.html}{run.html}{judges_table(judges, catalogue).html}"
+        "<h2>Decision records (ADRs)</h2><p>The rules the verdicts cite.</p>"
+        f"<ul>{adr_items}</ul>"
+    )
+    path = out / "index.html"
+    path.write_text(scrub(page("evalkit studies", body)), encoding="utf-8")
+    return path
+
+
+def study_verdict(result: StudyResult) -> Html:
+    """A study's badge and headline lines for the index.
+
+    A failed study shows ``failed`` and its error; a study that published no headline
+    shows ``rendered``; an exploratory study (ADR-0017) never shows PASS or FAIL: its
+    badge is ``exploratory`` whatever it computed.
+    """
+    if not result.ok:
+        return join(badge("failed"), " ", str(result.error))
+    headline = result.headline or Headline("rendered")
+    shown = EXPLORATORY_BADGE if result.exploration.exploratory else headline.badge
+    lines = "".join(
+        f'<li><span class="ek-headline-label">{esc(label)}</span>: {esc(text)}</li>'
+        for label, text in headline.lines
+    )
+    items = f'<ul class="ek-headline">{lines}</ul>' if lines else ""
+    return Html(badge(shown).html + items, f"{shown} " + "; ".join(t for _, t in headline.lines))
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value) or "—"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "in force"
+    return str(value)
