@@ -70,7 +70,7 @@ lock: setup
 LAB_PORT ?= 8888
 lab: setup
 	@$(BIN)/python -c "import jupyterlab" 2>/dev/null || $(BIN)/python -m pip install -q "jupyterlab>=4.2"
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --no-browser $$(test "$$(id -u)" = 0 && echo --allow-root)
+	EVALKIT_PROJECT=$(CURDIR) $(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --no-browser $$(test "$$(id -u)" = 0 && echo --allow-root)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -35,6 +35,8 @@ from evalkit.catalogue import audit, load
 from evalkit.gate import evaluate, study_pairs
 from evalkit.judge import judge_cases
 
+rp.work_from_project_root()  # JupyterLab starts the kernel in notebooks/
+
 cat = load(catalogue)
 bins = list(cat.constants.bins)
 rule = cat.constants.gate

@@ -37,6 +37,8 @@ from evalkit.gate import evaluate, study_pairs
 from evalkit.heldout import assert_disjoint, assert_sealed_before, sealed_labels, template_rows
 from evalkit.judge import judge_cases
 
+rp.work_from_project_root()  # JupyterLab starts the kernel in notebooks/
+
 cat = load(catalogue)
 bins = list(cat.constants.bins)
 rule = cat.constants.gate

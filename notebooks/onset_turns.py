@@ -50,6 +50,8 @@ from evalkit.onset import (
 )
 from evalkit.runner import run_conversations, transcript_cases
 
+rp.work_from_project_root()  # JupyterLab starts the kernel in notebooks/
+
 cat = load(catalogue)
 cases = cat.split(split)
 # Conversations are stored beside the ledger (SQLite, like the ledger, so not committed).

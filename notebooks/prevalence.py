@@ -37,6 +37,8 @@ from evalkit.catalogue import load
 from evalkit.gate import pairs
 from evalkit.judge import judge_cases, load_ledger
 
+rp.work_from_project_root()  # JupyterLab starts the kernel in notebooks/
+
 cat = load(catalogue)
 bins = list(cat.constants.bins)
 rows = judge_cases(cat, cat.split(split), dimensions, judge=judge, ledger=ledger,

@@ -37,6 +37,8 @@ from evalkit.catalogue import load
 from evalkit.construct import compare_versions, same_call_view
 from evalkit.judge import judge_cases
 
+rp.work_from_project_root()  # JupyterLab starts the kernel in notebooks/
+
 cat = load(catalogue)
 bins = list(cat.constants.bins)
 cases = cat.split(split)

@@ -144,6 +144,7 @@ from evalkit.report._summary import (
     read_headline,
     refused_headline,
 )
+from evalkit.report._workdir import work_from_project_root
 
 __all__ = [
     "EXPLORATORY",
@@ -273,5 +274,6 @@ __all__ = [
     "verdict_panel",
     "version_movement",
     "widths_table",
+    "work_from_project_root",
     "write_index",
 ]

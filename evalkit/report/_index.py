@@ -27,7 +27,7 @@ from evalkit.report._provenance import (
     ledger_frame,
 )
 from evalkit.report._style import page
-from evalkit.report._summary import EXPLORATORY_BADGE, Headline
+from evalkit.report._summary import EXPLORATORY_BADGE, NOT_APPLICABLE, Headline
 from evalkit.secrets import scrub
 
 if TYPE_CHECKING:
@@ -149,12 +149,14 @@ def study_verdict(result: StudyResult) -> Html:
 
     A failed study shows ``failed`` and its error; a study that published no headline
     shows ``rendered``; an exploratory study (ADR-0017) never shows PASS or FAIL: its
-    badge is ``exploratory`` whatever it computed.
+    badge is ``exploratory`` whatever it computed, unless it did not apply to the
+    catalogue (``not applicable``: it computed nothing).
     """
     if not result.ok:
         return join(badge("failed"), " ", str(result.error))
     headline = result.headline or Headline("rendered")
-    shown = EXPLORATORY_BADGE if result.exploration.exploratory else headline.badge
+    exploratory = result.exploration.exploratory and headline.badge != NOT_APPLICABLE
+    shown = EXPLORATORY_BADGE if exploratory else headline.badge
     lines = "".join(
         f'<li><span class="ek-headline-label">{esc(label)}</span>: {esc(text)}</li>'
         for label, text in headline.lines

@@ -32,20 +32,46 @@ from evalkit.report._index import write_index
 from evalkit.report._render import OfflineError, render_notebook, write_page
 from evalkit.report._secrets import Finding, SecretLeakError, check_parameters, scan_files
 from evalkit.report._style import page
-from evalkit.report._summary import Headline, read_headline
+from evalkit.report._summary import NOT_APPLICABLE, Headline, read_headline
 from evalkit.secrets import scrub
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _constructs_apply(catalogue: Catalogue, params: Mapping[str, Any]) -> str | None:
+    """Why the rubric-constructs study has nothing to compare on ``catalogue`` (its two
+    rubric versions, or its companion dimension, missing), or None when it applies."""
+    dimension, companion = params.get("dimension"), params.get("companion")
+    missing = [
+        f"{dimension} {v}"
+        for v in params.get("versions", ())
+        if (dimension, v) not in catalogue.rubrics
+    ]
+    if companion not in catalogue.constants.rubrics_in_force:
+        missing.append(f"a rubric for the companion dimension {companion}")
+    if not missing:
+        return None
+    have = sorted(f"{d} {v}" for d, v in catalogue.rubrics)
+    return (
+        f"it compares two rubric versions of one dimension, and this catalogue has no "
+        f"{', no '.join(missing)} (rubrics: {', '.join(have)}); choose them with "
+        "-p versions=[OLD,NEW] -p dimension=DIM -p companion=DIM"
+    )
+
+
 @dataclass(frozen=True)
 class Study:
-    """A study notebook: its file stem, title, one-line summary and own parameters."""
+    """A study notebook: its file stem, title, one-line summary and own parameters.
+
+    ``applies`` says why the study has nothing to study on a catalogue (a reason), or
+    None; a study that does not apply gets a page saying so, and is not a failure.
+    """
 
     name: str
     title: str
     summary: str
     extra: Mapping[str, Any] = field(default_factory=dict)
+    applies: Callable[[Catalogue, Mapping[str, Any]], str | None] | None = None
 
 
 STUDIES: tuple[Study, ...] = (
@@ -69,6 +95,7 @@ STUDIES: tuple[Study, ...] = (
             "companion": "escalation",
             "max_examples": 3,
         },
+        applies=_constructs_apply,
     ),
     Study(
         "heldout_revalidation",
@@ -303,9 +330,27 @@ def run_studies(
             params.update({k: given[k] for k in takes.get(study.name, ())})
             standing = _exploration_of(cat, params)
             banner = exploration_banner(standing, str(params.get("adr_base", "adr/")))
+            target = out_dir / f"{study.name}.html"
+            reason = study.applies(cat, params) if study.applies is not None else None
+            if reason is not None:
+                target.write_text(scrub(_not_applicable_page(study, reason)), encoding="utf-8")
+                written.append(target)
+                say(f"{study.name}: does not apply to this catalogue: {reason}")
+                results.append(
+                    StudyResult(
+                        study,
+                        target.name,
+                        0.0,
+                        None,
+                        0,
+                        params,
+                        standing,
+                        Headline(NOT_APPLICABLE, (("Why", reason),)),
+                    )
+                )
+                continue
             source = nb_dir / f"{study.name}.ipynb"
             run = execute_study(source, Path(work), params, cwd=Path.cwd())
-            target = out_dir / f"{study.name}.html"
             error, charts = run.error, 0
             try:
                 rendered = render_notebook(run.notebook, study.title, banner)
@@ -358,6 +403,16 @@ def _exploration_of(catalogue: Catalogue, params: Mapping[str, Any]) -> Explorat
         explore=bool(params.get("explore")),
         dimensions=params.get("dimensions"),
     )
+
+
+def _not_applicable_page(study: Study, reason: str) -> str:
+    body = (
+        '<p class="ek-nav"><a href="index.html">All studies</a></p>'
+        f"<h1>{esc(study.title)}</h1>"
+        '<div class="ek-callout"><p class="ek-callout-title">This study does not apply to '
+        f"this catalogue</p><p>{esc(reason)}</p></div>"
+    )
+    return page(study.title, body)
 
 
 def _refused_page(study: Study, error: str, banner: Html | None = None) -> str:

@@ -21,6 +21,8 @@ from evalkit.report._html import fmt, interval
 from evalkit.report._names import dimension_name
 
 HEADLINE_MIME = "application/vnd.evalkit.headline+json"
+#: The badge of a study that has nothing to study on a catalogue (not a failure).
+NOT_APPLICABLE = "not applicable"
 
 #: Badges of studies that decide nothing: a description, an exploration, a refusal.
 DESCRIPTIVE, EXPLORATORY_BADGE, REFUSED = "descriptive", "exploratory", "refused"

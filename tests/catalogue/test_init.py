@@ -85,3 +85,7 @@ def test_study_renders_on_it(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "index.html" in pages and "calibration_study.html" in pages
     calibration = (out / "calibration_study.html").read_text()
     assert "Exploratory" in calibration  # unratified constants: never gate evidence
+    # One rubric per dimension: the constructs study has nothing to compare, and says so.
+    constructs = (out / "rubric_constructs.html").read_text()
+    assert "does not apply to this catalogue" in constructs and "self_harm v3" in constructs
+    assert "not applicable" in (out / "index.html").read_text()
