@@ -3,8 +3,9 @@ as a notebook, checked in headless Chromium.
 
 The server is started with the very command ``make -n lab`` prints, in a scratch folder
 holding a copy of ``notebooks/`` (so that nothing JupyterLab writes lands in the repo).
-The shipped notebooks hold no outputs, so no chart can draw here; the charts of executed
-notebooks are checked by the report tests (pages drawn by the same Vega runtime).
+The shipped notebooks hold no outputs, so a small notebook executed here (nbclient) with
+two of evalkit's charts is opened too: JupyterLab must draw them with its own, bundled
+Vega-Lite renderer (no network).
 """
 
 from __future__ import annotations
@@ -59,11 +60,39 @@ def test_make_lab_binds_localhost_and_allows_root_only_as_root() -> None:
     assert flags == ("--allow-root" if os.getuid() == 0 else "")
 
 
+CHARTS = """
+import pandas as pd
+import evalkit.report as rp
+bins = ["low", "partial", "high"]
+confusion = pd.DataFrame([[5, 1, 0], [2, 3, 1], [0, 1, 6]], index=bins, columns=bins)
+marg = pd.DataFrame({"bin": bins, "judge_share": [0.5, 0.125, 0.375],
+                     "human_share": [0.25, 0.25, 0.5]})
+display(rp.confusion_heatmap(confusion, "Confusion"))
+display(rp.marginals_chart(marg, bins, "Marginals"))
+"""
+
+
+def _executed_charts(path: Path) -> None:
+    """A notebook displaying two evalkit charts, executed and saved with its outputs."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CHARTS)])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+    nbformat.write(nb, path)
+
+
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium")
 def test_lab_opens_a_study_notebook_as_a_notebook(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks")
+    _executed_charts(tmp_path / "charts.ipynb")
     port = _free_port()
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"), "HOME": str(tmp_path)}
     proc = subprocess.Popen(
@@ -111,10 +140,25 @@ def test_lab_opens_a_study_notebook_as_a_notebook(tmp_path: Path) -> None:
                 )
                 cells = page.locator(".jp-NotebookPanel .jp-Cell").count()
                 text = page.locator(".jp-NotebookPanel").inner_text()
+                charts = browser.new_page()
+                charts.goto(
+                    f"http://127.0.0.1:{port}/lab/tree/charts.ipynb?token={token}",
+                    timeout=180_000,
+                )
+                # Both charts drawn by JupyterLab's Vega-Lite renderer (vega-embed draws
+                # on a canvas there): a sized canvas or SVG in each chart's output.
+                drawn_js = (
+                    "Array.from(document.querySelectorAll("
+                    "'.jp-OutputArea .vega-embed canvas, .jp-OutputArea .vega-embed svg'))"
+                    ".filter(e => e.getBoundingClientRect().width > 100).length"
+                )
+                charts.wait_for_function(f"{drawn_js} >= 2", timeout=180_000)
+                drawn = int(charts.evaluate(drawn_js))
             finally:
                 browser.close()
         assert cells > 10, cells  # a notebook of cells, not one text editor
         assert "Calibration study" in text
+        assert drawn >= 2, drawn
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
