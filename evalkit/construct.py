@@ -117,9 +117,7 @@ def compare_versions(
     pairs = {v: _version_pairs(lg, catalogue, dimension, v, split)
              for v, lg in ((a, ledger_a), (b, ledger_b))}  # fmt: skip
     left, right = (
-        pairs[v][pairs[v]["judge"].isin(bins)][["case_id", "judge"]].rename(
-            columns={"judge": v}
-        )
+        pairs[v][pairs[v]["judge"].isin(bins)][["case_id", "judge"]].rename(columns={"judge": v})
         for v in (a, b)
     )
     both = left.merge(right, on="case_id", how="inner")

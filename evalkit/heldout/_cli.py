@@ -34,9 +34,9 @@ def register(subparsers: Any) -> None:
     )
     page.add_argument(
         "--guide",
-        default=str(DEFAULT_GUIDE),
         metavar="GUIDE.md",
-        help=f"the labeling guide shown beside each case (default: {DEFAULT_GUIDE})",
+        help=f"the labeling guide shown beside each case (default: {DEFAULT_GUIDE} from the "
+        "working directory, else beside the catalogue folder)",
     )
     page.set_defaults(func=run_label_page)
     seal = sub.add_parser("seal", help="seal a filled label sheet before any judge run")
@@ -69,9 +69,13 @@ def run_template(args: argparse.Namespace) -> int:
 
 def run_label_page(args: argparse.Namespace) -> int:
     catalogue = load(args.catalogue)
-    path = write_label_page(catalogue, args.out, template=args.template, guide=args.guide)
+    guide = args.guide
+    if guide is None:  # the project's guide, run from the root or from anywhere else
+        beside = catalogue.root.parent / DEFAULT_GUIDE
+        guide = DEFAULT_GUIDE if DEFAULT_GUIDE.is_file() or not beside.is_file() else beside
+    path = write_label_page(catalogue, args.out, template=args.template, guide=guide)
     print(
-        f"wrote {path}: {len(catalogue.split('heldout'))} held-out cases, guide {args.guide}; "
+        f"wrote {path}: {len(catalogue.split('heldout'))} held-out cases, guide {guide}; "
         "open it in a browser (offline), label, export labels.csv into "
         f"{catalogue.root / 'heldout'}, commit it, then `evalkit heldout seal` it"
     )

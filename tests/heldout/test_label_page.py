@@ -119,6 +119,17 @@ def test_a_stale_or_missing_template_writes_no_page(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_the_guide_beside_the_catalogue_is_found_from_any_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from elsewhere, the default guide is the project's, beside the catalogue."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "page.html"
+    run = cli("heldout", "--catalogue", REPO / "catalogues", "label-page", "--out", out)
+    assert run.code == 0, run.err
+    assert str(REPO / "docs" / "labeling-guide.md") in run.out and out.is_file()
+
+
 def _bin_for(case_index: int, dim_index: int) -> int:
     """A spread of bins (1-based digit), so that a swapped slot would show."""
     return (case_index + dim_index) % 3 + 1
