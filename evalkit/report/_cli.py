@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from evalkit.catalogue._collect import parse_yaml
+
 
 def register(subparsers: Any) -> None:
     study = subparsers.add_parser(
@@ -83,7 +85,7 @@ def study_parameter(text: str) -> tuple[str, Any]:
     if not sep or not name.strip().isidentifier():
         raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=VALUE, e.g. n_resamples=500")
     try:
-        parsed = yaml.safe_load(value)
+        parsed = parse_yaml(value)  # the strict loader: duplicate keys, deep nesting refused
     except yaml.YAMLError as exc:
         raise argparse.ArgumentTypeError(f"{text!r}: the value is not YAML ({exc})") from exc
     return name.strip(), parsed
