@@ -1,5 +1,6 @@
-"""``evalkit prevalence`` and ``evalkit prevalence plan`` on the shipped catalogue and the
-shipped baseline ledger (pool: every judged calibration case; labelled: half of them)."""
+"""``evalkit prevalence`` and ``evalkit prevalence plan`` on the shipped catalogue judged by
+the baseline judge into a ledger of the test's own (pool: every judged calibration case;
+labelled: half of them). ``ledgers/`` is what ``make study`` writes, not part of a clone."""
 
 from __future__ import annotations
 
@@ -13,31 +14,41 @@ import pytest
 from evalkit.catalogue import load
 from evalkit.cli import main
 from evalkit.heldout._template import conversation_text, template_columns
-from evalkit.judge import load_ledger
+from evalkit.judge import judge_cases, load_ledger
 from tests.factory import REPO
 
-LEDGER = REPO / "ledgers" / "baseline.sqlite"
 CATALOGUE = REPO / "catalogues"
 
 
 @pytest.fixture(scope="module")
-def half_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def pool_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The calibration split judged by the offline baseline judge."""
+    catalogue = load(CATALOGUE)
+    path = tmp_path_factory.mktemp("pool") / "baseline.sqlite"
+    dims = list(catalogue.constants.gated_dimensions)
+    judge_cases(catalogue, catalogue.split("calibration"), dims, judge="baseline", ledger=path,
+                progress=False)  # fmt: skip
+    return path
+
+
+@pytest.fixture(scope="module")
+def half_ledger(pool_ledger: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The baseline ledger's rows of half the calibration cases (first half by sha256)."""
     catalogue = load(CATALOGUE)
     ids = sorted(
         (c.id for c in catalogue.split("calibration")),
         key=lambda i: hashlib.sha256(i.encode()).digest(),
     )
-    ledger = load_ledger(LEDGER)
+    ledger = load_ledger(pool_ledger)
     path = tmp_path_factory.mktemp("prevalence") / "labelled.jsonl"
     ledger[ledger["case_id"].isin(ids[: len(ids) // 2])].to_json(path, orient="records", lines=True)
     return path
 
 
 def test_shipped_self_harm_high_corrected_covers_the_human_rate(
-    half_ledger: Path, capsys: pytest.CaptureFixture[str]
+    pool_ledger: Path, half_ledger: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["prevalence", "--ledger", str(LEDGER), "--labelled", str(half_ledger)]
+    argv = ["prevalence", "--ledger", str(pool_ledger), "--labelled", str(half_ledger)]
     code = main([*argv, "--catalogue", str(CATALOGUE), "--dimension", "self_harm", "--json"])
     assert code == 0
     records = json.loads(capsys.readouterr().out)
@@ -45,7 +56,7 @@ def test_shipped_self_harm_high_corrected_covers_the_human_rate(
     catalogue = load(CATALOGUE)
     from evalkit.gate import pairs as gate_pairs
 
-    pairs = gate_pairs(load_ledger(LEDGER), catalogue, dimension="self_harm", complete=True)
+    pairs = gate_pairs(load_ledger(pool_ledger), catalogue, dimension="self_harm", complete=True)
     human_rate = float((pairs["human"] == "high").mean())
     ppi = rows[("ppi++", "high")]
     judge = rows[("judge_only", "high")]
@@ -60,12 +71,12 @@ def test_shipped_self_harm_high_corrected_covers_the_human_rate(
 
 
 def test_table_by_locale_and_unusable_input(
-    half_ledger: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    pool_ledger: Path, half_ledger: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = [
         "prevalence",
         "--ledger",
-        str(LEDGER),
+        str(pool_ledger),
         "--labelled",
         str(half_ledger),
         "--catalogue",
@@ -87,18 +98,18 @@ def test_table_by_locale_and_unusable_input(
         str(CATALOGUE),
     ]
     assert main(missing) == 2
-    assert main(["prevalence", "--ledger", str(LEDGER), "--catalogue", str(CATALOGUE)]) == 2
+    assert main(["prevalence", "--ledger", str(pool_ledger), "--catalogue", str(CATALOGUE)]) == 2
 
 
 def test_plan_writes_a_blind_template_and_the_inclusion_probabilities(
-    half_ledger: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    pool_ledger: Path, half_ledger: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "plan" / "template.csv"
     argv = [
         "prevalence",
         "plan",
         "--ledger",
-        str(LEDGER),
+        str(pool_ledger),
         "--labelled",
         str(half_ledger),
         "--catalogue",
