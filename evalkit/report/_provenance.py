@@ -147,7 +147,15 @@ def _hashes(values: tuple[Any, ...], in_force: str | None) -> Html:
     return Html(", ".join(parts) or esc("—"))
 
 
-def _when(stamp: Any) -> str:
+#: Backends whose answers are a pure function of the case: when they ran says nothing,
+#: and a time on their pages would change every tracked report a fresh clone renders
+#: (ADR-0020).
+TIMELESS_BACKENDS = frozenset({"baseline"})
+
+
+def _when(stamp: Any, backend: Any = None) -> str:
+    if backend in TIMELESS_BACKENDS:
+        return "deterministic"
     text = "" if is_missing(stamp) else str(stamp)
     return text[:16].replace("T", " ") if text else "—"
 
@@ -155,7 +163,9 @@ def _when(stamp: Any) -> str:
 def judges_table(judges: pd.DataFrame, catalogue: Catalogue | None = None) -> Html:
     """Every judge of the ledger with its model, parameters, hashes and row counts.
 
-    With ``catalogue``, a hash equal to the one in force is marked "(in force)".
+    With ``catalogue``, a hash equal to the one in force is marked "(in force)". A
+    deterministic backend (the baseline) shows no times: when it ran carries no
+    information, and its pages then render the same from any fresh ledger.
     """
     constants = catalogue.constants_hash if catalogue is not None else None
     framing = catalogue.framing_hash if catalogue is not None else None
@@ -173,8 +183,12 @@ def judges_table(judges: pd.DataFrame, catalogue: Catalogue | None = None) -> Ht
             "framing": [_hashes(h, framing) for h in judges["framing_hashes"]],
             "rows": list(judges["rows"]),
             "requests": list(judges["requests"]),
-            "first": [_when(t) for t in judges["first_at"]],
-            "last": [_when(t) for t in judges["last_at"]],
+            "first": [
+                _when(t, b) for t, b in zip(judges["first_at"], judges["backend"], strict=True)
+            ],
+            "last": [
+                _when(t, b) for t, b in zip(judges["last_at"], judges["backend"], strict=True)
+            ],
         },
         dtype=object,
     )

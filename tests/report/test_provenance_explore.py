@@ -73,6 +73,18 @@ def test_judges_in_ledger_one_row_per_judge_with_counts_params_and_times() -> No
         rp.judges_in_ledger(frame.drop(columns="created_at"))
 
 
+def test_the_deterministic_baseline_shows_no_times_a_model_judge_does() -> None:
+    """A page rendered from a fresh baseline ledger is the same in every clone (ADR-0020);
+    a model judge keeps when it ran, which is provenance."""
+    frame = pd.DataFrame(
+        [_row("b", "baseline", "2026-12-01T10:00:00"),
+         _row("a", f"anthropic:{MODEL}", "2026-12-01T12:00:00")]
+    )  # fmt: skip
+    html = rp.judges_table(rp.judges_in_ledger(frame)).html
+    assert "2026-12-01 12:00" in html and "2026-12-01 10:00" not in html
+    assert "deterministic" in html
+
+
 def test_answering_judges_follow_the_replay_filter() -> None:
     frame = pd.DataFrame(
         [_row("b", "baseline", "2026-12-01T10:00"), _row("a", f"anthropic:{MODEL}", "2026-12-01")]
