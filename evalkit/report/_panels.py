@@ -139,7 +139,7 @@ def header(
         banner,
         judge_note(judge, adr_base, judges),
         key_values(rows, caption="This run"),
-        judges_table(judges, catalogue) if judges is not None else None,
+        judges_table(judges, catalogue, counts=False) if judges is not None else None,
         Html("</div>"),
     )
 

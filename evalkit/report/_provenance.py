@@ -160,10 +160,16 @@ def _when(stamp: Any, backend: Any = None) -> str:
     return text[:16].replace("T", " ") if text else "—"
 
 
-def judges_table(judges: pd.DataFrame, catalogue: Catalogue | None = None) -> Html:
+def judges_table(
+    judges: pd.DataFrame, catalogue: Catalogue | None = None, *, counts: bool = True
+) -> Html:
     """Every judge of the ledger with its model, parameters, hashes and row counts.
 
-    With ``catalogue``, a hash equal to the one in force is marked "(in force)". A
+    With ``catalogue``, a hash equal to the one in force is marked "(in force)".
+    ``counts=False`` leaves out the rows and requests: a study page is rendered while
+    later studies of the same run still add to the ledger, so its counts would depend on
+    the order of the studies and on whether the ledger was fresh (the index, written
+    last, shows them). A
     deterministic backend (the baseline) shows no times: when it ran carries no
     information, and its pages then render the same from any fresh ledger.
     """
@@ -192,25 +198,33 @@ def judges_table(judges: pd.DataFrame, catalogue: Catalogue | None = None) -> Ht
         },
         dtype=object,
     )
+    headers = {
+        "judge": "Judge",
+        "backend": "Backend",
+        "model": "Model",
+        "response_model": "Model that answered",
+        "temperature": "Temperature",
+        "max_tokens": "Max tokens",
+        "constants": "Constants hash",
+        "framing": "Framing hash",
+        "rows": "Rows",
+        "requests": "Requests",
+        "first": "First (UTC)",
+        "last": "Last (UTC)",
+    }
+    if not counts:
+        shown = shown.drop(columns=["rows", "requests"])
+        headers = {k: v for k, v in headers.items() if k not in ("rows", "requests")}
     return table(
         shown,
-        {
-            "judge": "Judge",
-            "backend": "Backend",
-            "model": "Model",
-            "response_model": "Model that answered",
-            "temperature": "Temperature",
-            "max_tokens": "Max tokens",
-            "constants": "Constants hash",
-            "framing": "Framing hash",
-            "rows": "Rows",
-            "requests": "Requests",
-            "first": "First (UTC)",
-            "last": "Last (UTC)",
-        },
+        headers,
         caption="Judges recorded in the ledger",
-        note="Rows: one per request and dimension. Model that answered: the model name the "
-        "server returned with the answer.",
+        note=(
+            "Rows: one per request and dimension. "
+            if counts
+            else "Rows and requests in the ledger: on the index. "
+        )
+        + "Model that answered: the model name the server returned with the answer.",
         empty="The ledger holds no rows yet.",
     )
 

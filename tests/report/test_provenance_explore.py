@@ -83,6 +83,10 @@ def test_the_deterministic_baseline_shows_no_times_a_model_judge_does() -> None:
     html = rp.judges_table(rp.judges_in_ledger(frame)).html
     assert "2026-12-01 12:00" in html and "2026-12-01 10:00" not in html
     assert "deterministic" in html
+    assert ">Rows<" in html
+    # A study page leaves the ledger's counts to the index: later studies still add rows.
+    page = rp.judges_table(rp.judges_in_ledger(frame), counts=False).html
+    assert ">Rows<" not in page and ">Requests<" not in page and "on the index" in page
 
 
 def test_answering_judges_follow_the_replay_filter() -> None:
