@@ -24,6 +24,12 @@ Where things live (one concept per package; ``help(evalkit.<name>)`` says more):
                     (``evalkit onset``)
 ``report``          study notebooks executed and rendered as offline HTML
                     (``evalkit study``)
+``prevalence``      the share of each bin on an unlabelled pool, corrected for the judge's
+                    errors (PPI++, inversion); which cases to label next
+                    (``evalkit prevalence``)
+``interop``         Inspect AI logs in; Label Studio and long-CSV labels in and out
+                    (``evalkit import``, ``evalkit labels``)
+``traffic``         one rate-limit controller per judge backend (AIMD, header pacing)
 ``construct``       compare rubric versions; dimensions scored in one call
 ``routing``         deterministic check that a reply routes to the locale's crisis line
 ``errors``          the exception hierarchy (``EvalkitError`` and its kinds)
