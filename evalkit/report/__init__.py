@@ -1,6 +1,6 @@
 """Study notebooks executed by papermill and rendered to offline HTML reports.
 
-``run_studies`` (and ``evalkit study``) executes the four notebooks of ``notebooks/``
+``run_studies`` (and ``evalkit study``) executes the study notebooks of ``notebooks/``
 and writes ``reports/``: one page per study without code cells, the ADRs they cite
 rendered beside them, and ``index.html``. The notebooks import this package as ``rp``
 for everything they display: escaped HTML fragments (:mod:`._html`), offline charts

@@ -15,7 +15,7 @@ def register(subparsers: Any) -> None:
     study = subparsers.add_parser(
         "study",
         help="execute the study notebooks and render them to offline HTML reports",
-        description="Execute the four study notebooks (papermill, one after another) and "
+        description="Execute the study notebooks (papermill, one after another) and "
         "write one HTML page per study without code cells, the ADRs they cite, and "
         "index.html. Keys for live judges are read from the environment only. A study "
         "parameter given with -p NAME=VALUE reaches every study whose notebook declares it "

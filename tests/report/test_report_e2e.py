@@ -1,4 +1,4 @@
-"""End to end: the four studies executed by papermill on a small catalogue with the baseline
+"""End to end: the studies executed by papermill on a small catalogue with the baseline
 judge, rendered, then opened in headless Chromium with the network blocked."""
 
 from __future__ import annotations
