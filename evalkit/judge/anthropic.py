@@ -43,7 +43,7 @@ import asyncio
 import os
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anthropic
@@ -58,26 +58,25 @@ from evalkit.judge._answer import (
     loads_strict,
     looks_like_refusal,
 )
+from evalkit.judge._anthropic_batches import MessageBatches, _Failed
+from evalkit.judge._anthropic_estimate import OUTPUT_TOKENS_PER_DIMENSION, CostEstimates
 from evalkit.judge._base import (
     CALL_DEADLINE_S,
     CHARS_PER_TOKEN,
     CONNECT_TIMEOUT_S,
     MISSING,
     RETRY_STATUSES,
-    CostEstimate,
     Reachability,
     Reply,
     ServerUnreachable,
     Usage,
     UsageError,
-    dumps_body,
     kind_of,
     parse_retry_after,
     retry_delay,
     scrub,
     token_count,
 )
-from evalkit.judge._intent import BatchInfo
 from evalkit.judge._pricing import (
     BATCH_DISCOUNT,
     PRICES,
@@ -92,6 +91,7 @@ from evalkit.traffic import Charge, DeadlinePassed, Ticket, TrafficController
 T = TypeVar("T")
 __all__ = [
     "BATCH_DISCOUNT",
+    "OUTPUT_TOKENS_PER_DIMENSION",
     "PRICES",
     "PRICES_CHECKED",
     "AnthropicBackend",
@@ -101,12 +101,8 @@ __all__ = [
     "price_for",
 ]
 
-#: Output tokens assumed per dimension when estimating cost before a run.
-OUTPUT_TOKENS_PER_DIMENSION = 200
-_LOCAL = f"characters / {CHARS_PER_TOKEN}"
 
-
-class AnthropicBackend:
+class AnthropicBackend(CostEstimates, MessageBatches):
     """Judge through the Anthropic Messages API (see the module docstring)."""
 
     kind = "anthropic"
@@ -465,169 +461,3 @@ class AnthropicBackend:
             cache_read_tokens=count("cache_read_input_tokens", required=False),
             cache_creation_tokens=count("cache_creation_input_tokens", required=False),
         )
-
-    def _input_chars(self, req: JudgeRequest) -> int:
-        """Characters the model reads for ``req``: system, transcript and answer schema."""
-        body = self.message_params(req)
-        schema = body.get("tools") or body.get("output_config")
-        return len(req.system) + len(req.user) + len(dumps_body(schema))
-
-    def _costed(self, inp: int, out: int, method: str, *, local: bool) -> CostEstimate:
-        usage = Usage(input_tokens=inp, output_tokens=out)
-        method += f"; {OUTPUT_TOKENS_PER_DIMENSION} output tokens per dimension; no cache discount"
-        return CostEstimate(inp, out, self.cost(usage, batch=self.batch_mode), method, local)
-
-    async def estimate(self, requests: Sequence[JudgeRequest]) -> CostEstimate:
-        """A local estimate; nothing is sent (it runs before the user agrees to send).
-
-        Input: characters of the system text, the transcript and the tool schema (or the
-        JSON output schema), divided by :data:`~evalkit.judge._base.CHARS_PER_TOKEN`.
-        Output: :data:`OUTPUT_TOKENS_PER_DIMENSION` per dimension. No cache discount.
-        """
-        inp = sum(self._input_chars(r) // CHARS_PER_TOKEN for r in requests)
-        out = sum(OUTPUT_TOKENS_PER_DIMENSION * len(r.dimensions) for r in requests)
-        return self._costed(inp, out, _LOCAL, local=True)
-
-    async def exact_estimate(self, requests: Sequence[JudgeRequest]) -> CostEstimate:
-        """Input tokens counted by ``messages.count_tokens`` on a sample of the requests.
-
-        This sends those requests' transcripts to the counting endpoint: call it only
-        once the user has agreed to that. Up to 8 requests spread over the plan are
-        counted and their tokens-per-character ratio is applied to all. If counting
-        fails, the local :meth:`estimate` is returned, saying why.
-        """
-        local = await self.estimate(requests)
-        if not requests:
-            return local
-        step = max(1, len(requests) // 8)
-        sample = list(requests)[::step][:8]
-        client = self.client()
-        try:
-            counted = 0
-            for req in sample:
-                body = self.message_params(req)
-                body.pop("max_tokens")
-                body.pop("temperature", None)
-                res, _ = await self._retrying(
-                    lambda b=body: client.messages.count_tokens(**b),  # type: ignore[misc]
-                    self.call_deadline,
-                )
-                counted += token_count(getattr(res, "input_tokens", MISSING), "input_tokens")
-        except (_Failed, UsageError) as exc:
-            reason = exc.message if isinstance(exc, _Failed) else f"malformed count: {exc}"
-            method = f"{_LOCAL} (count_tokens failed: {reason})"
-            return self._costed(local.input_tokens, local.output_tokens, method, local=True)
-        sample_chars = sum(self._input_chars(r) for r in sample)
-        chars = sum(self._input_chars(r) for r in requests)
-        inp = round(chars * counted / max(sample_chars, 1))
-        method = (
-            f"messages.count_tokens on {len(sample)} of {len(requests)} request(s), "
-            "scaled by characters"
-        )
-        return self._costed(inp, local.output_tokens, method, local=False)
-
-    # -- batches ------------------------------------------------------------------
-
-    async def submit_batch(self, requests: Sequence[JudgeRequest]) -> str:
-        """Create a Message Batch (custom_id = request key); return its id.
-
-        A create is sent again only when it surely made nothing: an HTTP error status
-        from the server (429, 5xx, 529) or a connection that never opened. A timeout or a
-        dropped connection after the body was sent may have made the batch, so it is a
-        :class:`JudgeError` at once: the batch intent stays in the ledger and a re-run
-        adopts the batch or, if there is none, sends it (:mod:`evalkit.judge._batches`).
-        """
-        client = self.client()
-        items: list[Any] = [
-            {"custom_id": r.key, "params": self.message_params(r)} for r in requests
-        ]
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                batch = await client.messages.batches.create(requests=items)
-                return str(batch.id)
-            except anthropic.APIStatusError as exc:
-                wait = parse_retry_after(dict(exc.response.headers))
-                if exc.status_code not in RETRY_STATUSES or attempt > self.max_retries:
-                    message = self._describe(exc)
-                    raise JudgeError(
-                        f"anthropic judge: batch submission failed: {message}"
-                    ) from None
-            except anthropic.APIConnectionError as exc:
-                never_left = isinstance(exc.__cause__, (httpx2.ConnectError, httpx2.ConnectTimeout))
-                if not never_left or attempt > self.max_retries:
-                    raise JudgeError(
-                        f"anthropic judge: batch submission failed: {self._describe(exc)} (it "
-                        "may have been created: re-run to adopt it or send it again)"
-                    ) from None
-                wait = None
-            await asyncio.sleep(
-                retry_delay(attempt, wait, base=self.backoff_base, max_wait=self.max_retry_wait)
-            )
-
-    async def list_batches(self, since: float) -> list[BatchInfo]:
-        """Batches of this account created at or after ``since`` (epoch seconds), newest
-        first, as :class:`~evalkit.judge._intent.BatchInfo`."""
-        client = self.client()
-
-        async def collect() -> list[BatchInfo]:
-            out = []
-            async for b in client.messages.batches.list(limit=100):
-                created = b.created_at.timestamp()
-                if created < since:
-                    break
-                c = b.request_counts
-                count = c.processing + c.succeeded + c.errored + c.canceled + c.expired
-                out.append(BatchInfo(b.id, created, count, str(b.processing_status)))
-            return out
-
-        try:
-            listed, _ = await self._retrying(collect)
-        except _Failed as failed:
-            raise JudgeError(f"anthropic judge: listing batches: {failed.message}") from None
-        return list(listed)
-
-    async def batch_status(self, batch_id: str) -> str:
-        """``in_progress``, ``canceling`` or ``ended``."""
-        client = self.client()
-        try:
-            batch, _ = await self._retrying(lambda: client.messages.batches.retrieve(batch_id))
-        except _Failed as failed:
-            raise JudgeError(f"anthropic judge: batch {batch_id}: {failed.message}") from None
-        return str(batch.processing_status)
-
-    async def batch_results(self, batch_id: str) -> dict[str, Reply]:
-        """Replies of an ended batch by custom_id (request key)."""
-        client = self.client()
-        out: dict[str, Reply] = {}
-
-        async def collect() -> None:
-            out.clear()
-            decoder = await client.messages.batches.results(batch_id)
-            async for item in decoder:
-                res = item.result
-                if res.type == "succeeded":
-                    out[item.custom_id] = self.reply_from_message(
-                        res.message, attempts=1, latency_s=0.0, batch=True
-                    )
-                elif res.type == "errored":
-                    detail = self._scrub(res.error.model_dump_json())
-                    out[item.custom_id] = Reply("error", error=f"batch item errored: {detail}")
-                else:
-                    out[item.custom_id] = Reply("error", error=f"batch item {res.type}")
-
-        try:
-            await self._retrying(collect)
-        except _Failed as failed:
-            raise JudgeError(f"anthropic judge: batch {batch_id}: {failed.message}") from None
-        return out
-
-
-class _Failed(Exception):
-    """The retry policy gave up; ``message`` is scrubbed."""
-
-    def __init__(self, message: str, attempts: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.attempts = attempts
