@@ -3,7 +3,8 @@
 A verdict is evidence about one judge. Rows from several judges in one ledger would let the
 latest answer per case come from whichever judge happened to agree (cherry-picking); a
 floating alias (``claude-sonnet-4-5``, ``...-latest``) names no fixed model, so what passed
-today is not what runs tomorrow; a ``response_model`` other than the model asked for means
+today is not what runs tomorrow (the rule is :func:`evalkit.model_ids.is_pinned`, the one
+the judge uses, ADR-0023); a ``response_model`` other than the model asked for means
 the provider answered with another model; and the key-less baseline is a reference
 heuristic, not a judge that may gate a launch. Each is a hard fail of every dimension
 unless the user names the judge to gate, which sets the others' rows aside with a note.
@@ -11,20 +12,18 @@ unless the user names the judge to gate, which sets the others' rows aside with 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pandas as pd
 
 from evalkit.errors import GateInputError
 from evalkit.gate._verdict import Reason
+from evalkit.model_ids import is_floating_alias
 
 #: Backends that answer over the network and report which model produced the answer.
 LIVE_BACKENDS = frozenset({"anthropic", "openai"})
 #: Backends whose rows are references, never gate evidence.
 REFERENCE_BACKENDS = frozenset({"baseline"})
-#: An Anthropic model id pinned to a snapshot ends in its date (``claude-...-20250929``).
-_SNAPSHOT = re.compile(r"-\d{8}$")
 _IDENTITY = ("judge", "backend", "model", "response_model")
 
 
@@ -36,20 +35,6 @@ def judges_frame(ledger: pd.DataFrame) -> pd.DataFrame:
     out = out.where(out.notna(), None)
     grouped = out.groupby(list(_IDENTITY), dropna=False).size().rename("rows").reset_index()
     return grouped.sort_values("rows", ascending=False, ignore_index=True)
-
-
-def is_floating_alias(backend: str | None, model: str | None) -> bool:
-    """Whether ``model`` names a moving target rather than one model snapshot.
-
-    ``...latest`` is an alias on every provider; on Anthropic, an id without its snapshot
-    date is one too. Other backends' ids cannot be told apart by their name: there the
-    ``response_model`` check does the work.
-    """
-    if not model:
-        return True
-    if model.endswith("latest"):
-        return True
-    return backend == "anthropic" and not _SNAPSHOT.search(model)
 
 
 def select_judge(

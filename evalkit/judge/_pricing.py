@@ -6,20 +6,17 @@ They change: re-check before relying on a figure. Cache writes use the 5-minute 
 Batch results cost half (:data:`BATCH_DISCOUNT`). An unknown model gets cost None and a
 warning; a run with ``max_cost`` then refuses to start.
 
-Pinned models (:func:`is_pinned`): a Claude model id is pinned when it ends in a
-snapshot date ``-YYYYMMDD`` (models before the 4.6 generation, e.g.
-``claude-sonnet-4-5-20250929``), or when it is a dateless id of the 4.6 generation or
-later, ``claude-{name}-{major}[-{minor}]`` with version >= 4.6 (e.g.
-``claude-sonnet-4-6``, ``claude-opus-5``), which Anthropic documents as pinned.
-Floating aliases (``claude-sonnet-4-5``, ``claude-3-7-sonnet-latest``, ``*-latest``) and
-anything else are refused when running for the gate.
+The pinned-model rule (:func:`is_pinned`) is defined once, in :mod:`evalkit.model_ids`,
+and re-exported here for the judge's callers.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from datetime import date
+
+from evalkit.model_ids import is_pinned
+
+__all__ = ["BATCH_DISCOUNT", "PRICES", "PRICES_CHECKED", "Price", "is_pinned", "price_for"]
 
 PRICES_CHECKED = "2026-10-24"
 BATCH_DISCOUNT = 0.5
@@ -52,26 +49,6 @@ PRICES: dict[str, Price] = {
     "claude-haiku-5-5": Price(0.10, 0.50, 0.125, 0.01),  # prompts up to 100k tokens
     "claude-haiku-4-5-20251001": Price(1.0, 5.0, 1.25, 0.10),
 }
-
-_DATED = re.compile(r"^claude-[a-z0-9-]+-(\d{8})$")
-_DATELESS = re.compile(r"^claude-([a-z]+)-(\d+)(?:-(\d{1,2}))?$")
-
-
-def is_pinned(model: str) -> bool:
-    """Whether ``model`` names a fixed snapshot (rule in :mod:`evalkit.judge.anthropic`)."""
-    m = _DATED.match(model)
-    if m:
-        try:
-            date(int(m.group(1)[:4]), int(m.group(1)[4:6]), int(m.group(1)[6:]))
-        except ValueError:
-            return False
-        return True
-    m = _DATELESS.match(model)
-    if m is None:
-        return False
-    major, minor = int(m.group(2)), int(m.group(3) or 0)
-    return (major, minor) >= (4, 6)
-
 
 def price_for(model: str) -> Price | None:
     return PRICES.get(model)

@@ -36,6 +36,7 @@ from typing import Any
 import httpx
 
 from evalkit.errors import JudgeError
+from evalkit.model_ids import is_pinned
 from evalkit.judge._answer import TOOL_NAME, AnswerError, answer_schema, loads_strict
 from evalkit.judge._answer import looks_like_refusal as _looks_like_refusal
 from evalkit.judge._base import (
@@ -60,7 +61,6 @@ from evalkit.judge._prompt import JudgeParams, JudgeRequest
 from evalkit.traffic import Charge, DeadlinePassed, Ticket, TrafficController
 
 _SPEC = re.compile(r"^(https?://(?:[^/@\s]*@)?[^/:@\s]+(?::\d+)?(?:/[^:\s]*)?):(\S+)$")
-_FLOATING_TAG = re.compile(r"(?:[:-])latest$")
 
 
 def parse_openai_spec(rest: str) -> tuple[str, str]:
@@ -96,7 +96,7 @@ class OpenAIBackend:
         price: tuple[float, float] | None = None,
         call_deadline: float = CALL_DEADLINE_S,
     ) -> None:
-        if for_gate and _FLOATING_TAG.search(model):
+        if for_gate and not is_pinned(model, "openai"):
             raise JudgeError(f"openai judge: {model!r} is a floating tag; pin a model version")
         self.base_url = base_url.rstrip("/")
         self.model = model
