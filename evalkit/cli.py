@@ -36,6 +36,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("evalkit.gate._cli", "decide the relock gate from a judge ledger"),
     "heldout": ("evalkit.heldout._cli", "blind template, seal and verify held-out labels"),
     "onset": ("evalkit.onset._cli", "run the onset-turn study"),
+    "construct": ("evalkit.construct._cli", "the rules of each construct; rubric diffs"),
     "study": ("evalkit.report._cli", "execute the study notebooks and render reports/"),
     "prevalence": ("evalkit.prevalence._cli", "corrected share of each bin; which cases to label"),
     "import": ("evalkit.interop._cli", "bring Inspect AI logs and labeling-tool labels in"),

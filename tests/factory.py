@@ -81,7 +81,7 @@ def write_labels(root: Path, name: str, rows: list[tuple[str, str, str]]) -> Pat
 
 def copy_frozen(dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("constants.yaml", "framing.txt", "resources.yaml", "ratified.yaml"):
+    for name in ("constants.yaml", "framing.txt", "resources.yaml", "ratified.yaml", "guide.md"):
         shutil.copy(SHIPPED / name, dest / name)
     shutil.copytree(SHIPPED / "rubrics", dest / "rubrics")
     return dest

@@ -11,10 +11,10 @@ import hashlib
 
 from tests.factory import SHIPPED
 
-# Moved by: ADR-0014 (gate.min_pairs 40). Before: ADR-0010 (rubrics in force: self_harm v3,
+# Moved by: ADR-0025 (rubrics in force: faithfulness v2). Before: ADR-0014 (gate.min_pairs 40). Before: ADR-0010 (rubrics in force: self_harm v3,
 # escalation v2) and ADR-0011
 # (audit.shortcut_ceiling 0.40). Before: ADR-0003 (initial freeze).
-CONSTANTS_SHA256 = "b276858774c58b687a700396fce90e603261a6093685d2e19176fc88d00b116a"
+CONSTANTS_SHA256 = "0f0b6dfa802bd14e2188fcd70fe5616b36ce0b5f1964e1d991846a287d76456c"
 # Moved by: ADR-0003 (initial freeze).
 FRAMING_SHA256 = "f632aef74c38365b384867f092f5fbf5ef1db9f5b6682b8562dfb269ad606226"
 

@@ -18,6 +18,7 @@ from evalkit.catalogue._models import (
     Rubric,
 )
 from evalkit.catalogue._ratify import Ratification, RatificationStatus, ratification_status
+from evalkit.catalogue._rules import Guide, RuleCase
 
 CASE_COLUMNS = (
     "case_id",
@@ -56,6 +57,11 @@ class Catalogue:
     """The file each case was read from (the audit's ``file`` surface feature)."""
     ratifications: tuple[Ratification, ...] = ()
     """The record of ratified constants (``ratified.yaml``, ADR-0013)."""
+    guide: Guide | None = None
+    """The labeling guide (``guide.md``) with the rules it marks (ADR-0024); ``None``
+    when the catalogue has none."""
+    rule_cases: tuple[RuleCase, ...] = ()
+    """Which case exercises which rule (``design/rules/*.csv``): design metadata."""
     _by_id: dict[str, Case] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -123,6 +129,18 @@ class Catalogue:
         if self.design:
             design = pd.DataFrame([d.model_dump() for d in self.design])
             frame = frame.merge(design, on="case_id", how="left")
+        return frame
+
+    def rule_cases_frame(self) -> pd.DataFrame:
+        """One row per (case, dimension, rule) a case exercises: ``case_id``,
+        ``dimension``, ``rule``, ``form`` (``plain`` or ``hard``), ``split``, ``locale``."""
+        frame = pd.DataFrame(
+            [(r.case_id, r.dimension, r.rule, r.form) for r in self.rule_cases],
+            columns=["case_id", "dimension", "rule", "form"],
+        )
+        where = {c.id: (c.split, c.locale) for c in self.cases}
+        frame["split"] = [where[c][0] for c in frame["case_id"]]
+        frame["locale"] = [where[c][1] for c in frame["case_id"]]
         return frame
 
     def labels_frame(self) -> pd.DataFrame:

@@ -11,6 +11,7 @@ import pandas as pd
 
 from evalkit.catalogue._check import near_duplicates, summarize
 from evalkit.catalogue._io import load
+from evalkit.catalogue._parity import rule_parity
 from evalkit.errors import CatalogueError
 
 
@@ -85,6 +86,18 @@ def run_check(args: argparse.Namespace) -> int:
             print(tables["coverage"].to_string())
             print("\nlabeler-labeler agreement (Cohen's kappa on the cases both labelled)")
             print(tables["labeler_agreement"].to_string(index=False))
+    parity = rule_parity(catalogue)
+    print("\nrules (guide and rubric in force; docs/adr/0024)")
+    for note in parity.notes:
+        print(f"  note: {note}")
+    failed = False
+    if parity.problems:
+        print(f"\n{len(parity.problems)} rule(s) differ between guide and rubric:", file=sys.stderr)
+        for problem in parity.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        failed = True
+    else:
+        print("  every rubric in force states the rules its guide states, and no other")
     leaks = near_duplicates(catalogue.cases)
     if leaks:
         print(
@@ -92,8 +105,8 @@ def run_check(args: argparse.Namespace) -> int:
         )
         for leak in leaks:
             print(f"  - {leak}", file=sys.stderr)
-        return 1
-    return 0
+        failed = True
+    return 1 if failed else 0
 
 
 def run_audit(args: argparse.Namespace) -> int:

@@ -38,6 +38,7 @@ from evalkit.catalogue._models import (
     Rubric,
 )
 from evalkit.catalogue._ratify import RATIFIED_FILE, Ratification
+from evalkit.catalogue._rules import RuleCase, load_guide, load_rule_cases, stated_rules
 from evalkit.errors import CatalogueError, Problem
 
 __all__ = ["LABEL_COLUMNS", "load", "read_labels"]
@@ -226,6 +227,11 @@ def load(path: str | Path = "catalogues") -> Catalogue:
         consensus = build_consensus(label_sets, constants.bins, rule)
         check_consensus_complete(root, cases, consensus, constants, col)
     design = load_design(root, cases, constants, col)
+    guide = None
+    rule_cases: list[RuleCase] = []
+    if constants is not None:
+        guide = load_guide(root, constants.gated_dimensions, col)
+        rule_cases = load_rule_cases(root, cases, stated_rules(guide, rubrics, constants), col)
     if col.problems or constants is None:
         raise CatalogueError(col.problems)
     return Catalogue(
@@ -240,4 +246,6 @@ def load(path: str | Path = "catalogues") -> Catalogue:
         design=tuple(design),
         case_files=case_files,
         ratifications=ratifications,
+        guide=guide,
+        rule_cases=tuple(rule_cases),
     )

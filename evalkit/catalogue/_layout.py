@@ -6,10 +6,10 @@ folder nested where none is expected, would be passed over without a word, and a
 in it would silently drop out of the catalogue. So every entry of the folder must be one
 the layout below expects:
 
-``constants.yaml``, ``resources.yaml``, ``ratified.yaml`` and the framing file named by
-``framing_file`` at the top; ``cases/calibration|heldout/<locale>/<name>.yaml``;
+``constants.yaml``, ``resources.yaml``, ``ratified.yaml``, ``guide.md`` and the framing
+file named by ``framing_file`` at the top; ``cases/calibration|heldout/<locale>/<name>.yaml``;
 ``rubrics/<name>.yaml``; ``labels/<name>.csv`` and ``labels/consensus.yaml``;
-``design/<name>.csv``; ``heldout/*.csv`` and ``heldout/*.json`` (the blind template,
+``design/<name>.csv`` and ``design/rules/<name>.csv``; ``heldout/*.csv`` and ``heldout/*.json`` (the blind template,
 filled sheets and the seals registry the held-out protocol writes, under any name that
 is not hidden). ``README*.md`` and ``.gitkeep`` are allowed in every folder. Any other
 hidden file (``.DS_Store``) is an error. Names outside ``heldout/`` are
@@ -51,7 +51,13 @@ def _layout(framing_file: str) -> _Folder:
     return _Folder(
         "constants.yaml, resources.yaml, ratified.yaml, the framing file and the folders "
         "cases/, rubrics/, labels/, design/, heldout/",
-        files=(r"constants\.yaml", r"resources\.yaml", r"ratified\.yaml", re.escape(framing_file)),
+        files=(
+            r"constants\.yaml",
+            r"resources\.yaml",
+            r"ratified\.yaml",
+            r"guide\.md",
+            re.escape(framing_file),
+        ),
         folders={
             "cases": _Folder(
                 "the split folders calibration/ and heldout/",
@@ -61,7 +67,11 @@ def _layout(framing_file: str) -> _Folder:
             "labels": _Folder(
                 "label files <set>.csv and consensus.yaml", (rf"{_NAME}\.csv", r"consensus\.yaml")
             ),
-            "design": _Folder("design files <name>.csv", (rf"{_NAME}\.csv",)),
+            "design": _Folder(
+                "design files <name>.csv and the folder rules/",
+                (rf"{_NAME}\.csv",),
+                folders={"rules": _Folder("rule-case files <name>.csv", (rf"{_NAME}\.csv",))},
+            ),
             "heldout": _Folder(
                 "the template, filled sheets (*.csv) and the seals registry (*.json)",
                 (r"[^.].*\.csv", r"[^.].*\.json"),

@@ -295,8 +295,8 @@ BAD_INPUTS: list[tuple[str, Callable[[Path], None], tuple[str, str | None, str |
     ),
     (
         "rubric-in-force-missing",
-        lambda r: (r / "rubrics/faithfulness.v1.yaml").unlink(),
-        ("constants.yaml", None, "rubrics_in_force", "faithfulness.v1.yaml"),
+        lambda r: (r / "rubrics/faithfulness.v2.yaml").unlink(),
+        ("constants.yaml", None, "rubrics_in_force", "faithfulness.v2.yaml"),
     ),
     (
         "constants-missing",

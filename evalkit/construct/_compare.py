@@ -1,6 +1,4 @@
-"""Construct tools: compare rubric versions, and view dimensions scored in one call.
-
-These tools answer "is the judge, the rubric or the corpus at fault?" (ADR-0006):
+"""Two rubric versions side by side, and the bins of every dimension scored in one call.
 
 - :func:`compare_versions` puts two rubric versions of one dimension side by side on the
   same cases and judge: the confusion between them, which strata move, the marginals
@@ -9,7 +7,6 @@ These tools answer "is the judge, the rubric or the corpus at fault?" (ADR-0006)
   disagreement between constructs on the same turn is visible (benign turns low on
   escalation but high on self-harm under rubric v1).
 """
-
 from __future__ import annotations
 
 from collections.abc import Sequence
