@@ -33,6 +33,7 @@ from evalkit.agreement._kappa import cohens_kappa
 from evalkit.agreement._krippendorff import krippendorff_alpha
 from evalkit.agreement._multi_rater import multi_rater, multi_rater_counts
 from evalkit.agreement._power import gate_power, sample_size
+from evalkit.agreement._proportion import wilson_interval
 from evalkit.agreement._results import (
     STATUSES,
     AgreementResult,
@@ -72,4 +73,5 @@ __all__ = [
     "multi_rater_counts",
     "pairwise_kappa",
     "sample_size",
+    "wilson_interval",
 ]

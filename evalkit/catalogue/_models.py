@@ -296,8 +296,7 @@ def _rule_ids(value: dict[str, str]) -> dict[str, str]:
     for key, text in value.items():
         if not _RULE_ID.fullmatch(key):
             raise ValueError(
-                f"rule id {key!a}: lower-case ASCII letters, digits and '_', starting with "
-                "a letter"
+                f"rule id {key!a}: lower-case ASCII letters, digits and '_', starting with a letter"
             )
         if key == SIGNAL_ABSENT:
             raise ValueError(

@@ -7,6 +7,7 @@
   disagreement between constructs on the same turn is visible (benign turns low on
   escalation but high on self-harm under rubric v1).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence

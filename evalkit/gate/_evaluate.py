@@ -44,6 +44,7 @@ from evalkit.gate._pairs import (
 )
 from evalkit.gate._provenance import expected_hashes, foreign_reasons, matching_rows
 from evalkit.gate._recall import recall_check
+from evalkit.gate._rules import rule_agreement
 from evalkit.gate._threshold import fmt_value, threshold_reasons
 from evalkit.gate._verdict import DimensionVerdict, GateVerdict, Reason
 
@@ -242,6 +243,13 @@ def _evaluate_dimension(
                 "clarify the guide or relabel, never lower the gate",
                 "adr-0012",
             )
+
+    if (
+        catalogue is not None
+        and catalogue.rule_cases
+        and dim in catalogue.constants.rubrics_in_force
+    ):
+        evidence["rules"] = rule_agreement(complete, catalogue, dim)
 
     canaries = canary_outcomes(apart_rows, catalogue)
     if canaries is not None:

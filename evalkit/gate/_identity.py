@@ -23,7 +23,7 @@ from evalkit.model_ids import is_floating_alias
 #: Backends that answer over the network and report which model produced the answer.
 LIVE_BACKENDS = frozenset({"anthropic", "openai"})
 #: Backends whose rows are references, never gate evidence.
-REFERENCE_BACKENDS = frozenset({"baseline"})
+REFERENCE_BACKENDS = frozenset({"baseline", "recorded"})
 _IDENTITY = ("judge", "backend", "model", "response_model")
 
 
@@ -92,12 +92,17 @@ def _identity_reasons(rows: pd.DataFrame) -> list[Reason]:
         backend, model, answered = (None if pd.isna(v) else str(v) for v in r[2:5])
         who = f"{r.judge} (model {model!r})"
         if backend in REFERENCE_BACKENDS:
+            what = (
+                "the key-less reference heuristic"
+                if backend == "baseline"
+                else "a recorded answer file, not a judge that was called (ADR-0026)"
+            )
             reasons.append(
                 Reason(
                     "reference_judge",
                     "hard_fail",
-                    f"{who} is the key-less reference heuristic: it describes the catalogue, "
-                    "it is not a judge that may gate a launch",
+                    f"{who} is {what}: it describes the catalogue, it is not a judge that "
+                    "may gate a launch",
                     "adr-0016",
                 )
             )

@@ -130,6 +130,26 @@ def register(subparsers: Any) -> None:
         help="export the whole ledger to JSONL afterwards",
     )
     p.add_argument(
+        "--export-batch",
+        default=None,
+        metavar="FILE",
+        help="write the requests the ledger lacks as a batch input file and send nothing",
+    )
+    p.add_argument(
+        "--batch-format",
+        choices=("anthropic", "openai"),
+        default=None,
+        help="format of --export-batch: anthropic (Message Batches) or openai (OpenAI Batch "
+        "API, vLLM run_batch); default: the judge's own",
+    )
+    p.add_argument(
+        "--import-batch",
+        default=None,
+        metavar="FILE",
+        help="record a batch output file (either format) through the strict answer parser; "
+        "a malformed file records nothing (exit 2)",
+    )
+    p.add_argument(
         "--allow-floating-model",
         action="store_true",
         help="accept a floating model alias (never for gate evidence)",
@@ -166,6 +186,31 @@ def _confirm(assume_yes: bool) -> Any:
     return confirm
 
 
+def _batch_files(args: argparse.Namespace, catalogue: Any, cases: Any, dims: Any) -> int:
+    """``--export-batch`` / ``--import-batch``: files out or in, nothing sent."""
+    from evalkit.judge._batch_files import export_batch, import_batch
+
+    if args.export_batch and args.import_batch:
+        raise JudgeError("--export-batch and --import-batch: one at a time")
+    common: dict[str, Any] = {
+        "judge": args.judge,
+        "ledger": args.ledger,
+        "rubric_versions": _rubrics(args.rubric),
+        "turns": args.turns,
+        "together": not args.separate,
+    }
+    if args.export_batch:
+        fmt = args.batch_format or ("openai" if args.judge.startswith("openai:") else "anthropic")
+        n = export_batch(catalogue, cases, dims, path=args.export_batch, batch_format=fmt, **common)
+        print(f"wrote {n} request(s) to {args.export_batch} ({fmt} batch input); nothing sent")
+        return 0
+    if args.batch_format:
+        raise JudgeError("--batch-format is for --export-batch; an import reads either format")
+    counts = import_batch(catalogue, cases, dims, path=args.import_batch, **common)
+    print(f"imported {args.import_batch}: {counts} (recorded in {args.ledger})")
+    return 0
+
+
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per dimension: requests by status and answered bins."""
     if frame.empty:
@@ -189,6 +234,8 @@ def run(args: argparse.Namespace) -> int:
     cases = catalogue.split(args.split)
     if not cases:
         raise JudgeError(f"no {args.split} cases in {args.catalogue}")
+    if args.export_batch or args.import_batch:
+        return _batch_files(args, catalogue, cases, dims)
     frame = judge_cases(
         catalogue,
         cases,

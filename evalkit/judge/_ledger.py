@@ -324,6 +324,27 @@ class Ledger:
             self._insert(db, row)
         return True
 
+    @_named_errors
+    def record_all(self, recs: Sequence[dict[str, Any]]) -> int:
+        """Write new requests in ONE transaction (all or none, e.g. on a full disk);
+        keys already holding any row are left as they are. Returns how many were written."""
+        for rec in recs:
+            if rec["status"] not in STATUSES:
+                raise LedgerError(f"request {rec['request_key']}: unknown status {rec['status']!r}")
+        written = 0
+        with self._tx() as db:
+            for rec in recs:
+                old = db.execute(
+                    "SELECT status FROM requests WHERE request_key = ?", (rec["request_key"],)
+                ).fetchone()
+                if old is not None and old[0] in FINAL_STATUSES:
+                    continue
+                if old is not None:
+                    db.execute("DELETE FROM requests WHERE request_key = ?", (rec["request_key"],))
+                self._insert(db, rec)
+                written += 1
+        return written
+
     @staticmethod
     def _insert(db: sqlite3.Connection, row: dict[str, Any], s: Scrubber | None = None) -> None:
         """Write one request and its results: the single place rows are written, and

@@ -81,10 +81,15 @@ def make_backend(
 
         url, model = parse_openai_spec(rest)
         return OpenAIBackend(url, model, **net)
+    if kind == "recorded":
+        from evalkit.judge.recorded import RecordedBackend
+
+        return RecordedBackend(rest, params=params)
     if kind == "replay":
         return None
     raise JudgeError(
-        f"unknown judge {spec!r}; use anthropic:MODEL, openai:URL:MODEL, replay or baseline"
+        f"unknown judge {spec!r}; use anthropic:MODEL, openai:URL:MODEL, recorded:NAME, "
+        "replay or baseline"
     )
 
 

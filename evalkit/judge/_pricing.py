@@ -50,5 +50,6 @@ PRICES: dict[str, Price] = {
     "claude-haiku-4-5-20251001": Price(1.0, 5.0, 1.25, 0.10),
 }
 
+
 def price_for(model: str) -> Price | None:
     return PRICES.get(model)

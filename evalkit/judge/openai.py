@@ -36,7 +36,6 @@ from typing import Any
 import httpx
 
 from evalkit.errors import JudgeError
-from evalkit.model_ids import is_pinned
 from evalkit.judge._answer import TOOL_NAME, AnswerError, answer_schema, loads_strict
 from evalkit.judge._answer import looks_like_refusal as _looks_like_refusal
 from evalkit.judge._base import (
@@ -58,6 +57,7 @@ from evalkit.judge._base import (
     token_count,
 )
 from evalkit.judge._prompt import JudgeParams, JudgeRequest
+from evalkit.model_ids import is_pinned
 from evalkit.traffic import Charge, DeadlinePassed, Ticket, TrafficController
 
 _SPEC = re.compile(r"^(https?://(?:[^/@\s]*@)?[^/:@\s]+(?::\d+)?(?:/[^:\s]*)?):(\S+)$")
@@ -255,10 +255,15 @@ class OpenAIBackend:
             self.traffic.release(ticket, headers, ok=False)
 
     def _reply(self, resp: httpx.Response, attempts: int, latency_s: float) -> Reply:
-        raw = self._scrub(resp.text)
+        return self.reply_from_body(resp.text, attempts=attempts, latency_s=latency_s)
+
+    def reply_from_body(self, text: str, *, attempts: int = 1, latency_s: float = 0.0) -> Reply:
+        """Classify a chat-completions response body (a live answer, or the ``body`` of a
+        batch output line); never raises."""
+        raw = self._scrub(text)
         common: dict[str, Any] = {"raw": raw, "attempts": attempts, "latency_s": latency_s}
         try:
-            data = loads_strict(resp.text)
+            data = loads_strict(text)
         except AnswerError as exc:
             return Reply("answer", problem=f"response body: {exc}", **common)
         if not isinstance(data, dict):
@@ -269,7 +274,12 @@ class OpenAIBackend:
             error = self._scrub(f"malformed usage: {exc}")  # tokens and cost unknown
             return Reply("error", error=error, usage=Usage(cost_usd=None), **common)
         usage.cost_usd = self.cost(usage)
-        common.update(usage=usage, response_model=data.get("model"))
+        model = data.get("model")
+        if model is not None and not isinstance(model, str):
+            return Reply(
+                "answer", problem=f"model is {type(model).__name__}, not a string", **common
+            )
+        common.update(usage=usage, response_model=model)
         choices = data.get("choices")
         if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
             return Reply("answer", problem="expected exactly one choice", **common)

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from evalkit.agreement._proportion import wilson_interval
+
 #: Event columns the study knows (per agent turn).
 EVENTS = ("signal_seen", "acknowledged", "routed", "escalated")
 #: Case-level columns carried from the per-turn frame into :func:`time_to_event`'s output.
@@ -162,16 +164,8 @@ def events_table(per_turn: pd.DataFrame, events: Sequence[str] = EVENTS) -> pd.D
 
 
 def _wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    from scipy.stats import norm
-
-    if n == 0:
-        return (np.nan, np.nan)
-    z = float(norm.ppf(0.5 + level / 2))
-    p = k / n
-    denom = 1 + z**2 / n
-    centre = (p + z**2 / (2 * n)) / denom
-    half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    low, high = wilson_interval(k, n, level)
+    return (np.nan, np.nan) if low is None or high is None else (low, high)
 
 
 def false_alarms(

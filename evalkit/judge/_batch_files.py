@@ -1,0 +1,396 @@
+"""Batch files out and in: hand a run to a provider's batch API or to vLLM, take it back.
+
+Prevalence on a production pool means judging 10^5 to 10^6 conversations. evalkit does
+not grow a distributed runner: it writes the requests a run would send as a standard
+batch input file, and reads the engine's output file back through the same strict answer
+parser as a live call (ADR-0026).
+
+Formats (one JSON object per line):
+
+* ``anthropic`` (Message Batches): input ``{"custom_id", "params"}`` with the Messages
+  API body; output ``{"custom_id", "result": {"type": "succeeded", "message": {...}}}``
+  or ``{"type": "errored", "error": {...}}`` / ``canceled`` / ``expired``.
+* ``openai`` (OpenAI Batch API, and vLLM's ``run_batch``): input ``{"custom_id",
+  "method": "POST", "url": "/v1/chat/completions", "body"}``; output ``{"id",
+  "custom_id", "response": {"status_code", "request_id", "body"} | null, "error": {...}
+  | null}``.
+
+``custom_id`` is the request key. An export holds only the requests the ledger lacks a
+final answer for (so an errored line is exported again by the next run) and sends
+nothing. An import reads the whole file first and refuses it (a
+:class:`BatchFileError`, exit 2, nothing written) when any line is malformed JSON, not an
+object of its format, names an unknown or repeated ``custom_id``, carries a body for
+another model than the judge's, or answers a request the ledger already holds with
+another answer. Otherwise every line becomes a ledger row exactly as a live answer does:
+``ok``, ``unparseable`` (counted, never a guessed bin), ``refused`` or ``error``. The
+judge's identity is the spec's; the model that answered is the one the output names.
+A line that repeats what the ledger already holds is counted and skipped, so importing
+the same file twice records nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from evalkit.catalogue import Case, Catalogue
+from evalkit.errors import EvalkitError, JudgeError
+from evalkit.judge._answer import AnswerError, loads_strict
+from evalkit.judge._base import Reply
+from evalkit.judge._ledger import Ledger
+from evalkit.judge._plan import Turns, _require_sealed, build_requests, make_backend
+from evalkit.judge._prompt import JudgeIdentity, JudgeParams, JudgeRequest
+from evalkit.judge._records import FINAL_STATUSES
+from evalkit.judge._send import _resolve
+
+BatchFormat = Literal["anthropic", "openai"]
+FORMATS: tuple[str, ...] = ("anthropic", "openai")
+#: Largest batch output file read (bytes); larger is refused before reading.
+MAX_FILE_BYTES = 2 * 1024**3
+#: Largest single line (bytes): a judge answer is a few KB.
+MAX_LINE_BYTES = 4 * 1024**2
+_OPENAI_URL = "/v1/chat/completions"
+
+
+class BatchFileError(EvalkitError):
+    """A batch output file that cannot be imported: every problem, with file and line."""
+
+    def __init__(self, path: Path, problems: Sequence[tuple[int | None, str, str]]) -> None:
+        self.problems = list(problems)
+        shown = [
+            f"  - {path}" + (f" line {line}" if line else "") + (f" [{f}]" if f else "") + f": {m}"
+            for line, f, m in self.problems[:20]
+        ]
+        more = len(self.problems) - len(shown)
+        super().__init__(
+            f"{len(self.problems)} problem(s) in batch output {path}; nothing was recorded:\n"
+            + "\n".join(shown)
+            + (f"\n  ... and {more} more" if more > 0 else "")
+        )
+
+
+@dataclass(frozen=True)
+class ImportCounts:
+    """What an import did: rows recorded by status, lines already in the ledger."""
+
+    recorded: dict[str, int]
+    already: int
+
+    def __str__(self) -> str:
+        parts = [f"{n} {s}" for s, n in sorted(self.recorded.items())]
+        return f"recorded {', '.join(parts) or 'nothing'}; {self.already} already in the ledger"
+
+
+def _planned(
+    catalogue: Catalogue,
+    cases: Sequence[Case],
+    dimensions: Sequence[str] | None,
+    judge: str,
+    ledger: Ledger,
+    *,
+    rubric_versions: dict[str, str] | None,
+    turns: Turns,
+    together: bool,
+    params: JudgeParams | None,
+) -> tuple[Any, list[JudgeRequest]]:
+    backend = make_backend(judge, catalogue, params=params)
+    if backend is None or backend.kind not in ("anthropic", "openai", "recorded"):
+        raise JudgeError(
+            f"batch files need an anthropic:, openai: or recorded: judge, not {judge!r}"
+        )
+    identity = JudgeIdentity(backend.spec, backend.kind, backend.model, backend.params)
+    seal = _require_sealed(catalogue) if any(c.split == "heldout" for c in cases) else None
+    requests = build_requests(
+        catalogue,
+        cases,
+        list(dimensions or catalogue.constants.gated_dimensions),
+        identity,
+        ledger.salt,
+        rubric_versions=rubric_versions,
+        turns=turns,
+        together=together,
+        seal=seal,
+    )
+    return backend, requests
+
+
+def _format_of(backend: Any) -> BatchFormat:
+    return "openai" if backend.kind == "openai" else "anthropic"
+
+
+def export_batch(
+    catalogue: Catalogue,
+    cases: Sequence[Case],
+    dimensions: Sequence[str] | None,
+    *,
+    judge: str,
+    ledger: str | Path,
+    path: str | Path,
+    batch_format: BatchFormat,
+    rubric_versions: dict[str, str] | None = None,
+    turns: Turns = "final",
+    together: bool = True,
+    params: JudgeParams | None = None,
+) -> int:
+    """Write the requests of this run that ``ledger`` holds no final answer for to
+    ``path`` as a ``batch_format`` input file; return how many. Sends nothing.
+
+    The format must be the judge's (``openai`` for ``openai:URL:MODEL``, ``anthropic``
+    for ``anthropic:`` and ``recorded:``): a request is only answerable in the API it
+    was built for. The file is written whole or not at all.
+    """
+    with Ledger(ledger) as led:
+        backend, requests = _planned(
+            catalogue, cases, dimensions, judge, led, rubric_versions=rubric_versions,
+            turns=turns, together=together, params=params,
+        )  # fmt: skip
+        if batch_format != _format_of(backend):
+            raise JudgeError(
+                f"--batch-format {batch_format} does not fit {backend.spec}: use "
+                f"--batch-format {_format_of(backend)}"
+            )
+        statuses = led.statuses(r.key for r in requests)
+    todo = [r for r in requests if statuses.get(r.key) not in FINAL_STATUSES]
+    lines = []
+    for req in todo:
+        if batch_format == "anthropic":
+            lines.append({"custom_id": req.key, "params": backend.message_params(req)})
+        else:
+            lines.append(
+                {
+                    "custom_id": req.key,
+                    "method": "POST",
+                    "url": _OPENAI_URL,
+                    "body": backend.body(req),
+                }  # fmt: skip
+            )
+    _write_atomic(Path(path), "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+    return len(todo)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_lines(path: Path) -> list[tuple[int, str]]:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise JudgeError(f"batch output {path}: cannot read: {exc.strerror or exc}") from None
+    if size > MAX_FILE_BYTES:
+        raise BatchFileError(path, [(None, "", f"{size} bytes, more than {MAX_FILE_BYTES}")])
+    out = []
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            out.append((number, raw))
+    problems: list[tuple[int | None, str, str]] = []
+    lines = []
+    for number, raw in out:
+        if len(raw) > MAX_LINE_BYTES:
+            problems.append((number, "", f"line of {len(raw)} bytes, over {MAX_LINE_BYTES}"))
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            problems.append((number, "", "not valid UTF-8"))
+            continue
+        if text.strip():
+            lines.append((number, text))
+    if problems:
+        raise BatchFileError(path, problems)
+    return lines
+
+
+def _reply_for(
+    backend: Any, item: dict[str, Any], number: int, problems: list[tuple[int | None, str, str]]
+) -> Reply | None:
+    """The Reply one output line gives, or None after adding its problem."""
+    if "result" in item:  # Message Batches result line
+        if set(item) != {"custom_id", "result"}:
+            problems.append((number, "", f"keys {sorted(item)}, expected custom_id, result"))
+            return None
+        result = item["result"]
+        if not isinstance(result, dict) or result.get("type") not in (
+            "succeeded", "errored", "canceled", "expired"
+        ):  # fmt: skip
+            problems.append((number, "result.type", "not succeeded|errored|canceled|expired"))
+            return None
+        if result["type"] != "succeeded":
+            detail = json.dumps(result.get("error"), sort_keys=True)[:500]
+            return Reply("error", error=f"batch item {result['type']}: {detail}")
+        message = result.get("message")
+        if not isinstance(message, dict):
+            problems.append((number, "result.message", "not an object"))
+            return None
+        model = message.get("model")
+        if model != backend.model:
+            problems.append(
+                (number, "result.message.model", f"{model!r} is not the judge's {backend.model!r}")
+            )
+            return None
+        import anthropic
+
+        try:
+            parsed = anthropic.types.Message.model_validate(message)
+        except Exception as exc:  # pydantic's ValidationError: a malformed message
+            first = str(exc).splitlines()[0:2]
+            problems.append((number, "result.message", f"not a Message: {' '.join(first)}"))
+            return None
+        return backend.reply_from_message(parsed, attempts=1, latency_s=0.0, batch=True)  # type: ignore[no-any-return]
+    if "response" in item or "error" in item:  # OpenAI / vLLM batch output line
+        extra = set(item) - {"id", "custom_id", "response", "error"}
+        if extra:
+            problems.append((number, "", f"unknown keys {sorted(extra)}"))
+            return None
+        response, error = item.get("response"), item.get("error")
+        if response is None:
+            if error is None:
+                problems.append((number, "", "neither response nor error"))
+                return None
+            return Reply("error", error=f"batch item error: {json.dumps(error)[:500]}")
+        if not isinstance(response, dict):
+            problems.append((number, "response", "not an object"))
+            return None
+        status = response.get("status_code")
+        if type(status) is not int:
+            problems.append((number, "response.status_code", "not an integer"))
+            return None
+        body = response.get("body")
+        if status != 200:
+            return Reply("error", error=f"batch item HTTP {status}: {json.dumps(body)[:500]}")
+        if not isinstance(body, dict):
+            problems.append((number, "response.body", "not an object"))
+            return None
+        if body.get("model") != backend.model:
+            problems.append(
+                (number, "response.body.model", f"{body.get('model')!r} is not {backend.model!r}")
+            )
+            return None
+        return backend.reply_from_body(json.dumps(body))  # type: ignore[no-any-return]
+    problems.append((number, "", "neither a Message Batches nor an OpenAI batch output line"))
+    return None
+
+
+def import_batch(
+    catalogue: Catalogue,
+    cases: Sequence[Case],
+    dimensions: Sequence[str] | None,
+    *,
+    judge: str,
+    ledger: str | Path,
+    path: str | Path,
+    rubric_versions: dict[str, str] | None = None,
+    turns: Turns = "final",
+    together: bool = True,
+    params: JudgeParams | None = None,
+) -> ImportCounts:
+    """Record the answers of a batch output file (see the module docstring).
+
+    The lines must answer requests of this run (same catalogue, cases, dimensions,
+    rubric versions, turns and judge as the export). :class:`BatchFileError` lists every
+    problem and records nothing.
+    """
+    path = Path(path)
+    lines = _read_lines(path)
+    with Ledger(ledger) as led:
+        backend, requests = _planned(
+            catalogue, cases, dimensions, judge, led, rubric_versions=rubric_versions,
+            turns=turns, together=together, params=params,
+        )  # fmt: skip
+        by_key = {r.key: r for r in requests}
+        problems: list[tuple[int | None, str, str]] = []
+        seen: dict[str, int] = {}
+        replies: list[tuple[JudgeRequest, Reply]] = []
+        for number, text in lines:
+            try:
+                item = loads_strict(text)
+            except (AnswerError, RecursionError) as exc:
+                problems.append((number, "", f"malformed JSON: {exc}"))
+                continue
+            if not isinstance(item, dict):
+                problems.append((number, "", "not a JSON object"))
+                continue
+            cid = item.get("custom_id")
+            if type(cid) is not str:
+                problems.append((number, "custom_id", "missing or not a string"))
+                continue
+            if cid in seen:
+                problems.append((number, "custom_id", f"{cid[:16]}… again (line {seen[cid]})"))
+                continue
+            seen[cid] = number
+            if cid not in by_key:
+                problems.append(
+                    (number, "custom_id", f"{cid[:16]}… is no request of this run ({judge})")
+                )
+                continue
+            reply = _reply_for(backend, item, number, problems)
+            if reply is not None:
+                replies.append((by_key[cid], reply))
+        if problems:
+            raise BatchFileError(path, problems)
+        records = _run_sync(_resolve_all(backend, replies))
+        held = {r["request_key"]: r for r in led.records([r["request_key"] for r in records])}
+        already = 0
+        fresh = []
+        for rec in records:
+            old = held.get(rec["request_key"])
+            if old is None or old["status"] == "error":
+                fresh.append(rec)
+            elif _same_answer(old, rec):
+                already += 1
+            else:
+                problems.append(
+                    (seen[rec["request_key"]], "custom_id",
+                     f"the ledger already holds another answer ({old['status']}) for this "
+                     "request; import into a new ledger to compare them")
+                )  # fmt: skip
+        if problems:
+            raise BatchFileError(path, problems)
+        led.record_all(fresh)
+        counts: dict[str, int] = {}
+        for rec in fresh:
+            counts[rec["status"]] = counts.get(rec["status"], 0) + 1
+    return ImportCounts(counts, already)
+
+
+async def _resolve_all(
+    backend: Any, replies: Sequence[tuple[JudgeRequest, Reply]]
+) -> list[dict[str, Any]]:
+    return [await _resolve(backend, req.metadata(), None, reply, 0) for req, reply in replies]
+
+
+def _run_sync(coro: Any) -> Any:
+    """``asyncio.run`` that also works under a running loop (Jupyter): in a thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def _same_answer(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    def key(rec: dict[str, Any]) -> Any:
+        return (
+            rec["status"],
+            sorted((r["dimension"], r["bin"], r["rationale"]) for r in rec.get("results") or []),
+        )
+
+    return bool(key(old) == key(new))
