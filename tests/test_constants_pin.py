@@ -11,7 +11,8 @@ import hashlib
 
 from tests.factory import SHIPPED
 
-# Moved by: ADR-0025 (rubrics in force: faithfulness v2). Before: ADR-0014 (gate.min_pairs 40). Before: ADR-0010 (rubrics in force: self_harm v3,
+# Moved by: ADR-0025 (rubrics in force: faithfulness v2). Before: ADR-0014
+# (gate.min_pairs 40). Before: ADR-0010 (rubrics in force: self_harm v3,
 # escalation v2) and ADR-0011
 # (audit.shortcut_ceiling 0.40). Before: ADR-0003 (initial freeze).
 CONSTANTS_SHA256 = "0f0b6dfa802bd14e2188fcd70fe5616b36ce0b5f1964e1d991846a287d76456c"

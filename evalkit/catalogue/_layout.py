@@ -9,7 +9,8 @@ the layout below expects:
 ``constants.yaml``, ``resources.yaml``, ``ratified.yaml``, ``guide.md`` and the framing
 file named by ``framing_file`` at the top; ``cases/calibration|heldout/<locale>/<name>.yaml``;
 ``rubrics/<name>.yaml``; ``labels/<name>.csv`` and ``labels/consensus.yaml``;
-``design/<name>.csv`` and ``design/rules/<name>.csv``; ``heldout/*.csv`` and ``heldout/*.json`` (the blind template,
+``design/<name>.csv`` and ``design/rules/<name>.csv``; ``heldout/*.csv`` and
+``heldout/*.json`` (the blind template,
 filled sheets and the seals registry the held-out protocol writes, under any name that
 is not hidden). ``README*.md`` and ``.gitkeep`` are allowed in every folder. Any other
 hidden file (``.DS_Store``) is an error. Names outside ``heldout/`` are

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+import yaml
+
 from evalkit.catalogue._collect import Collector, parse_yaml, read_csv, read_text
 from evalkit.catalogue._models import RULE_ID_PATTERN, Case, FrozenConstants, Rubric
 
@@ -130,7 +132,7 @@ def _guide_only(front: str, path: Path, col: Collector) -> dict[str, str]:
         return {}
     try:
         data = parse_yaml(front)
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, RecursionError) as exc:
         col.add(path, "front matter", None, f"malformed YAML: {exc}")
         return {}
     if data is None:

@@ -118,7 +118,7 @@ class RuleDiff:
     def __repr__(self) -> str:
         parts = [f"RuleDiff {self.dimension}: {self.a} -> {self.b}"]
         for change in ("added", "removed", "reworded"):
-            ids = self.changes(change)  # type: ignore[arg-type]
+            ids = self.changes(change)
             parts.append(f"  {change}: {', '.join(ids) if ids else '-'}")
         parts.append(f"  same: {len(self.changes('same'))}")
         return "\n".join(parts)

@@ -169,7 +169,7 @@ def export_batch(
                     "method": "POST",
                     "url": _OPENAI_URL,
                     "body": backend.body(req),
-                }  # fmt: skip
+                }
             )
     _write_atomic(Path(path), "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
     return len(todo)
@@ -253,7 +253,7 @@ def _reply_for(
             first = str(exc).splitlines()[0:2]
             problems.append((number, "result.message", f"not a Message: {' '.join(first)}"))
             return None
-        return backend.reply_from_message(parsed, attempts=1, latency_s=0.0, batch=True)  # type: ignore[no-any-return]
+        return backend.reply_from_message(parsed, attempts=1, latency_s=0.0, batch=True)
     if "response" in item or "error" in item:  # OpenAI / vLLM batch output line
         extra = set(item) - {"id", "custom_id", "response", "error"}
         if extra:
@@ -283,7 +283,7 @@ def _reply_for(
                 (number, "response.body.model", f"{body.get('model')!r} is not {backend.model!r}")
             )
             return None
-        return backend.reply_from_body(json.dumps(body))  # type: ignore[no-any-return]
+        return backend.reply_from_body(json.dumps(body))
     problems.append((number, "", "neither a Message Batches nor an OpenAI batch output line"))
     return None
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -200,7 +200,9 @@ def _batch_files(args: argparse.Namespace, catalogue: Any, cases: Any, dims: Any
         "together": not args.separate,
     }
     if args.export_batch:
-        fmt = args.batch_format or ("openai" if args.judge.startswith("openai:") else "anthropic")
+        fmt: Literal["anthropic", "openai"] = args.batch_format or (
+            "openai" if args.judge.startswith("openai:") else "anthropic"
+        )
         n = export_batch(catalogue, cases, dims, path=args.export_batch, batch_format=fmt, **common)
         print(f"wrote {n} request(s) to {args.export_batch} ({fmt} batch input); nothing sent")
         return 0

@@ -61,7 +61,7 @@ def run_batch(
                     "custom_id": cid,
                     "response": {"status_code": status, "request_id": f"r{len(out)}", "body": body},
                     "error": None,
-                }  # fmt: skip
+                }
             )
     Path(output_path).write_text("".join(json.dumps(x) + "\n" for x in reversed(out)))
     return len(out)
