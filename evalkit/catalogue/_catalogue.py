@@ -18,7 +18,7 @@ from evalkit.catalogue._models import (
     Rubric,
 )
 from evalkit.catalogue._ratify import Ratification, RatificationStatus, ratification_status
-from evalkit.catalogue._rules import Guide, RuleCase
+from evalkit.catalogue._rules import Guide, MinimalPair, RuleCase
 
 CASE_COLUMNS = (
     "case_id",
@@ -62,6 +62,8 @@ class Catalogue:
     when the catalogue has none."""
     rule_cases: tuple[RuleCase, ...] = ()
     """Which case exercises which rule (``design/rules/*.csv``): design metadata."""
+    pairs: tuple[MinimalPair, ...] = ()
+    """Minimal pairs (``design/pairs.csv``): design metadata."""
     _by_id: dict[str, Case] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -38,7 +38,15 @@ from evalkit.catalogue._models import (
     Rubric,
 )
 from evalkit.catalogue._ratify import RATIFIED_FILE, Ratification
-from evalkit.catalogue._rules import RuleCase, load_guide, load_rule_cases, stated_rules
+from evalkit.catalogue._rules import (
+    MinimalPair,
+    RuleCase,
+    check_repeats,
+    load_guide,
+    load_pairs,
+    load_rule_cases,
+    stated_rules,
+)
 from evalkit.errors import CatalogueError, Problem
 
 __all__ = ["LABEL_COLUMNS", "load", "read_labels"]
@@ -149,10 +157,17 @@ def _case_files(root: Path) -> Iterable[Path]:
 
 
 def _load_cases(
-    root: Path, resources: dict[str, LocaleResources], col: Collector
+    root: Path,
+    resources: dict[str, LocaleResources],
+    col: Collector,
+    repeats: list[tuple[Path, str, str]] | None = None,
 ) -> tuple[list[Case], set[str], dict[str, str]]:
     """Valid cases, the ids of records that failed validation (already reported), and the
-    file each case came from (relative to the catalogue's parent)."""
+    file each case came from (relative to the catalogue's parent).
+
+    A case whose final user turn repeats another's is a problem, unless both are halves
+    of declared minimal pairs (``design/pairs/``): with ``repeats`` given, such cases
+    are appended to it as (file, case, earlier case) for :func:`load` to decide."""
     cases: list[Case] = []
     invalid: set[str] = set()
     seen: dict[str, str] = {}
@@ -187,12 +202,15 @@ def _load_cases(
                 col.add(path, case.id, "locale", f"no resources row for {case.locale!r}")
             final = " ".join(case.turns[case.latest_user_turn].text.lower().split())
             if final in final_turns:
-                col.add(
-                    path,
-                    case.id,
-                    "turns",
-                    f"final user turn repeats that of case {final_turns[final]}",
-                )
+                if repeats is not None:
+                    repeats.append((path, case.id, final_turns[final]))
+                else:
+                    col.add(
+                        path,
+                        case.id,
+                        "turns",
+                        f"final user turn repeats that of case {final_turns[final]}",
+                    )
             else:
                 final_turns[final] = case.id
             cases.append(case)
@@ -217,7 +235,8 @@ def load(path: str | Path = "catalogues") -> Catalogue:
     ratifications = _load_ratifications(root, col)
     resources = _load_resources(root, col)
     rubrics = _load_rubrics(root, constants, col)
-    cases, invalid, case_files = _load_cases(root, resources, col)
+    repeats: list[tuple[Path, str, str]] = []
+    cases, invalid, case_files = _load_cases(root, resources, col, repeats)
     label_sets: dict[str, list[Label]] = {}
     consensus: list[Label] = []
     rule = ConsensusRule()
@@ -229,9 +248,13 @@ def load(path: str | Path = "catalogues") -> Catalogue:
     design = load_design(root, cases, constants, col)
     guide = None
     rule_cases: list[RuleCase] = []
+    pairs: list[MinimalPair] = []
     if constants is not None:
         guide = load_guide(root, constants.gated_dimensions, col)
-        rule_cases = load_rule_cases(root, cases, stated_rules(guide, rubrics, constants), col)
+        stated = stated_rules(guide, rubrics, constants)
+        rule_cases = load_rule_cases(root, cases, stated, col)
+        pairs = load_pairs(root, cases, stated, col)
+    check_repeats(repeats, cases, pairs, col)
     if col.problems or constants is None:
         raise CatalogueError(col.problems)
     return Catalogue(
@@ -248,4 +271,5 @@ def load(path: str | Path = "catalogues") -> Catalogue:
         ratifications=ratifications,
         guide=guide,
         rule_cases=tuple(rule_cases),
+        pairs=tuple(pairs),
     )

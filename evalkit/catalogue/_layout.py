@@ -9,9 +9,9 @@ the layout below expects:
 ``constants.yaml``, ``resources.yaml``, ``ratified.yaml``, ``guide.md`` and the framing
 file named by ``framing_file`` at the top; ``cases/calibration|heldout/<locale>/<name>.yaml``;
 ``rubrics/<name>.yaml``; ``labels/<name>.csv`` and ``labels/consensus.yaml``;
-``design/<name>.csv`` and ``design/rules/<name>.csv``; ``heldout/*.csv`` and
-``heldout/*.json`` (the blind template,
-filled sheets and the seals registry the held-out protocol writes, under any name that
+``design/<name>.csv``, ``design/rules/<name>.csv`` and ``design/pairs/<name>.csv``;
+``heldout/*.csv`` and ``heldout/*.json`` (the blind template, filled sheets and the
+seals registry the held-out protocol writes, under any name that
 is not hidden). ``README*.md`` and ``.gitkeep`` are allowed in every folder. Any other
 hidden file (``.DS_Store``) is an error. Names outside ``heldout/`` are
 ``[A-Za-z0-9][A-Za-z0-9_.-]*``; locale folders are locale codes (``en-GB``).
@@ -69,9 +69,12 @@ def _layout(framing_file: str) -> _Folder:
                 "label files <set>.csv and consensus.yaml", (rf"{_NAME}\.csv", r"consensus\.yaml")
             ),
             "design": _Folder(
-                "design files <name>.csv and the folder rules/",
+                "design files <name>.csv and the folders rules/ and pairs/",
                 (rf"{_NAME}\.csv",),
-                folders={"rules": _Folder("rule-case files <name>.csv", (rf"{_NAME}\.csv",))},
+                folders={
+                    "rules": _Folder("rule-case files <name>.csv", (rf"{_NAME}\.csv",)),
+                    "pairs": _Folder("minimal-pair files <name>.csv", (rf"{_NAME}\.csv",)),
+                },
             ),
             "heldout": _Folder(
                 "the template, filled sheets (*.csv) and the seals registry (*.json)",

@@ -460,6 +460,24 @@ class AuditRule(BaseModel):
 
     shortcut_ceiling: float = Field(gt=0, le=1)
     """A shortcut whose kappa point estimate reaches this fails the catalogue audit."""
+    two_sided_ceiling: float | None = Field(default=None, gt=0, le=1)
+    """The ceiling of the shallow two-sided readers (ADR-0028); None: ``shortcut_ceiling``."""
+
+
+class MutationRule(BaseModel):
+    """When a rubric mutant is killed (ADR-0029): see :mod:`evalkit.construct._mutate`."""
+
+    model_config = _STRICT
+
+    kill: Literal["gate_or_rule_interval"]
+    """Killed when the mutant's kappa on the judged cases is under the gate threshold while
+    the rubric in force reaches it on the same cases, or when on the rule's own cases the
+    mutant's agreement interval lies wholly under the in-force agreement interval."""
+    control_sample: int = Field(ge=0)
+    """Cases that do not exercise the rule, drawn (seeded) and judged beside its cases."""
+    max_rule_cases: int = Field(ge=4)
+    """At most this many of the rule's cases are judged (a seeded sample when more)."""
+    interval_level: float = Field(gt=0, lt=1)
 
 
 class FrozenConstants(BaseModel):
@@ -481,6 +499,8 @@ class FrozenConstants(BaseModel):
     audit: AuditRule | None = None
     """The catalogue audit's ceiling; None means the catalogue declares none (the audit
     then refuses to give a verdict)."""
+    mutation: MutationRule | None = None
+    """When a rubric mutant counts as killed; None: rubric mutation testing refuses."""
     framing: str = ""
 
     @model_validator(mode="after")
@@ -498,7 +518,13 @@ class FrozenConstants(BaseModel):
         This is the identity the ledger and the gate compare; it ignores comments and
         formatting of ``constants.yaml`` (whose bytes are pinned separately by a test).
         """
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        data = self.model_dump(mode="json")
+        # Fields added later leave the identity of constants that do not use them as it was.
+        if data.get("mutation") is None:
+            data.pop("mutation", None)
+        if isinstance(data.get("audit"), dict) and data["audit"].get("two_sided_ceiling") is None:
+            data["audit"].pop("two_sided_ceiling")
+        canonical = json.dumps(data, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     @property

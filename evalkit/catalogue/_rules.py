@@ -218,3 +218,104 @@ def stated_rules(
         if dim in out:
             out[dim].update(rubric.rule_ids())
     return out
+
+
+#: Columns of ``design/pairs/*.csv``.
+PAIR_COLUMNS = ("pair_id", "case_a", "case_b", "rule", "differs")
+
+
+@dataclass(frozen=True)
+class MinimalPair:
+    """Two cases that differ only where one rule acts (design metadata).
+
+    ``differs`` is ``user`` (only the user's side differs; the final reply is the same
+    text) or ``reply`` (only the final reply differs; everything before it is the same).
+    """
+
+    pair_id: str
+    case_a: str
+    case_b: str
+    dimension: str
+    rule: str
+    differs: Literal["user", "reply"]
+
+
+def load_pairs(
+    root: Path, cases: list[Case], stated: dict[str, set[str]], col: Collector
+) -> list[MinimalPair]:
+    """Rows of ``design/pairs/*.csv`` (optional), each checked against the cases: the two
+    halves exist, share a split and a locale, and really differ only where ``differs``
+    says (the final reply byte-identical for ``user``; every turn before the final reply
+    identical, and the final reply not, for ``reply``)."""
+    folder = root / "design" / "pairs"
+    by_id = {c.id: c for c in cases}
+    out: list[MinimalPair] = []
+    seen: set[str] = set()
+    rows = [
+        (path, row)
+        for path in (sorted(folder.glob("*.csv")) if folder.is_dir() else [])
+        for row in read_csv(path, PAIR_COLUMNS, col) or []
+    ]
+    for path, row in rows:
+        where = f"line {row.line}"
+        pid, a, b, qualified, differs = (row.cells[c].strip() for c in PAIR_COLUMNS)
+        if pid in seen:
+            col.add(path, where, "pair_id", f"{pid!a} again")
+            continue
+        seen.add(pid)
+        match = _QUALIFIED.match(qualified)
+        if (
+            match is None
+            or match.group(1) not in stated
+            or match.group(2) not in stated[match.group(1)]
+        ):
+            col.add(path, where, "rule", f"{qualified!a} is no DIMENSION.RULE stated anywhere")
+            continue
+        missing = [x for x in (a, b) if x not in by_id]
+        if missing or a == b:
+            col.add(path, where, "case_a", f"unknown or identical case(s) {missing or [a]}")
+            continue
+        ca, cb = by_id[a], by_id[b]
+        if (ca.split, ca.locale) != (cb.split, cb.locale):
+            col.add(path, where, "case_b", "the two halves differ in split or locale")
+            continue
+        if differs == "user":
+            ok = ca.turns[-1].text == cb.turns[-1].text and [
+                t.text for t in ca.turns if t.role == "user"
+            ] != [t.text for t in cb.turns if t.role == "user"]
+            why = "the final replies differ, or the user turns do not"
+        elif differs == "reply":
+            ok = [t.text for t in ca.turns[:-1]] == [t.text for t in cb.turns[:-1]] and (
+                ca.turns[-1].text != cb.turns[-1].text
+            )
+            why = "the turns before the final reply differ, or the final replies do not"
+        else:
+            col.add(path, where, "differs", f"{differs!a} is neither user nor reply")
+            continue
+        if not ok:
+            col.add(path, where, "differs", f"{differs}: {why}")
+            continue
+        out.append(MinimalPair(pid, a, b, match.group(1), match.group(2), differs))  # type: ignore[arg-type]
+    return out
+
+
+def check_repeats(
+    repeats: list[tuple[Path, str, str]],
+    cases: list[Case],
+    pairs: list[MinimalPair],
+    col: Collector,
+) -> None:
+    """A case whose final user turn repeats another's is a problem unless the two are
+    linked through declared minimal pairs (the same connected group of pairs)."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    for p in pairs:
+        parent[find(p.case_a)] = find(p.case_b)
+    for path, case, earlier in repeats:
+        if find(case) != find(earlier):
+            col.add(path, case, "turns", f"final user turn repeats that of case {earlier}")

@@ -31,6 +31,29 @@ def register(subparsers: Any) -> None:
     diff.add_argument("--catalogue", default="catalogues", help="catalogue folder")
     diff.add_argument("--json", action="store_true", help="print JSON")
     diff.set_defaults(func=run_diff)
+    mut = sub.add_parser(
+        "mutate", help="would this catalogue catch a missing rule? (rubric mutation testing)"
+    )
+    mut.add_argument("--judge", required=True, help="judge spec (baseline, anthropic:MODEL, ...)")
+    mut.add_argument("--dimension", action="append", default=None, help="repeatable")
+    mut.add_argument("--rules", default=None, help="comma-separated rule ids (default all)")
+    mut.add_argument(
+        "--ledger", default=None, help="SQLite ledger (default ledgers/<judge>.sqlite)"
+    )
+    mut.add_argument("--all-cases", action="store_true", help="judge every gated case")
+    mut.add_argument("--catalogue", default="catalogues", help="catalogue folder")
+    mut.add_argument("--seed", type=int, default=0, help="seed of the control sample")
+    mut.add_argument("--yes", action="store_true", help="send paid calls without asking")
+    mut.add_argument("--json", action="store_true", help="print JSON")
+    mut.add_argument(
+        "--export-batch", default=None, metavar="FILE",
+        help="write the mutation run's requests the ledger lacks as a batch input file",
+    )  # fmt: skip
+    mut.add_argument(
+        "--import-batch", default=None, metavar="FILE",
+        help="record a batch output file answering the mutation run's requests",
+    )  # fmt: skip
+    mut.set_defaults(func=run_mutate)
 
 
 def _load(path: str) -> Any:
@@ -85,4 +108,51 @@ def run_diff(args: argparse.Namespace) -> int:
     for row in diff.table.itertuples():
         if row.change == "reworded":
             print(f"\n{row.rule}\n  {diff.a}: {row.a}\n  {diff.b}: {row.b}")
+    return 0
+
+
+def run_mutate(args: argparse.Namespace) -> int:
+    """Judge the mutants and print the table (or move batch files); exit 0 (the table is
+    the answer: a survivor is a finding about the catalogue, not a failed command)."""
+    from pathlib import Path
+
+    from evalkit.construct._mutate import mutate, mutation_requests, plan
+    from evalkit.judge._batch_files import record_output, write_requests
+    from evalkit.judge._cli import _confirm
+    from evalkit.judge._ledger import Ledger
+    from evalkit.judge._plan import judge_slug, make_backend
+    from evalkit.judge._prompt import JudgeIdentity
+
+    catalogue = _load(args.catalogue)
+    ledger = args.ledger or str(Path("ledgers") / f"{judge_slug(args.judge)}.sqlite")
+    rules = [r.strip() for r in args.rules.split(",") if r.strip()] if args.rules else None
+    options = {"dimensions": args.dimension, "rules": rules, "all_cases": args.all_cases,
+               "seed": args.seed}  # fmt: skip
+    try:
+        if args.export_batch or args.import_batch:
+            found, judged = plan(catalogue, **options)
+            backend = make_backend(args.judge, catalogue)
+            if backend is None:
+                raise EvalkitError("batch files need a judge that is not replay")
+            identity = JudgeIdentity(backend.spec, backend.kind, backend.model, backend.params)
+            with Ledger(ledger) as led:
+                requests = mutation_requests(catalogue, found, judged, identity, led.salt)
+                if args.export_batch:
+                    fmt = "openai" if backend.kind == "openai" else "anthropic"
+                    n = write_requests(requests, backend, led, args.export_batch, fmt)
+                    print(f"wrote {n} request(s) to {args.export_batch}; nothing sent")
+                else:
+                    counts = record_output(requests, backend, led, args.import_batch)
+                    print(f"imported {args.import_batch}: {counts} (recorded in {ledger})")
+            return 0
+        result = mutate(
+            catalogue, judge=args.judge, ledger=ledger, confirm=_confirm(args.yes), **options
+        )
+    except ValueError as exc:
+        print(f"evalkit construct mutate: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=1, default=str))
+    else:
+        print(repr(result))
     return 0

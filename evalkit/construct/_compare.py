@@ -17,11 +17,15 @@ import pandas as pd
 from evalkit.agreement import cohens_kappa
 from evalkit.catalogue import Catalogue
 from evalkit.gate import complete_rows, final_turn_rows, gated_rows, study_pairs
+from evalkit.gate._pairs import gated_answers
 
 
-def _final_ok(ledger: pd.DataFrame, dimension: str) -> pd.DataFrame:
+def _final_ok(ledger: pd.DataFrame, dimension: str, bins: Sequence[str]) -> pd.DataFrame:
     rows = final_turn_rows(ledger[ledger["dimension"] == dimension])
-    return rows[rows["status"] == "ok"].drop_duplicates("case_id", keep="last")
+    if "created_at" in rows.columns:
+        rows = rows.sort_values("created_at", kind="stable")
+    rows = gated_answers(rows, bins)  # the gate's rule for repeated answers (ADR-0027)
+    return rows[rows["status"] == "ok"]
 
 
 def rubric_version(catalogue: Catalogue, dimension: str, name: str) -> str:
@@ -208,7 +212,7 @@ def same_call_view(
     view = meta.copy()
     keys = []
     for dim in dimensions:
-        rows = _final_ok(ledger, dim)
+        rows = _final_ok(ledger, dim, catalogue.constants.bins)
         judged = rows[["case_id", "bin", "request_key"]].rename(
             columns={"bin": f"{dim}_judge", "request_key": f"_key_{dim}"}
         )

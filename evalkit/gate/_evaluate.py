@@ -38,12 +38,14 @@ from evalkit.gate._identity import select_judge
 from evalkit.gate._pairs import (
     complete_rows,
     dimension_pairs,
+    final_turn_rows,
     gated_rows,
     labels_frame,
     repeated_answers,
 )
 from evalkit.gate._provenance import expected_hashes, foreign_reasons, matching_rows
 from evalkit.gate._recall import recall_check
+from evalkit.gate._repeats import cherry_picked_repeats, stability
 from evalkit.gate._rules import rule_agreement
 from evalkit.gate._threshold import fmt_value, threshold_reasons
 from evalkit.gate._verdict import DimensionVerdict, GateVerdict, Reason
@@ -88,10 +90,14 @@ def _evaluate_dimension(
         add(
             "repeated_answers",
             "note",
-            f"{repeats} case(s) were answered more than once at their final turn (the same "
-            "turn judged in different call groupings); the latest answer is used",
-            "adr-0005",
+            f"{repeats} case(s) were answered more than once at their final turn (repeat "
+            "samples, call groupings or re-asks): read together, modal bin with ties to the "
+            "lower bin, never the latest",
+            "adr-0027",
         )
+        picked = cherry_picked_repeats(ledger_rows, labels, dim, bins)
+        if picked is not None:
+            add("cherry_picked_repeats", "hard_fail", picked, "adr-0027")
     pairs = dimension_pairs(ledger_rows, labels, catalogue, dim, split)
     known_strata = pairs["stratum"].notna().any()
     gated = gated_rows(pairs)
@@ -250,6 +256,21 @@ def _evaluate_dimension(
         and dim in catalogue.constants.rubrics_in_force
     ):
         evidence["rules"] = rule_agreement(complete, catalogue, dim)
+    kappa_verdict = "PASS" if kappa.value is not None and kappa.value >= rule.threshold else "FAIL"
+    final_rows = final_turn_rows(ledger_rows[ledger_rows["dimension"] == dim])
+    steady = stability(final_rows, complete, bins, rule.threshold, kappa_verdict)
+    if steady is not None:
+        evidence["stability"] = steady
+        share = steady["share_matching_gated_verdict"]
+        add(
+            "stability",
+            "note",
+            f"{steady['samples']} samples per request: the kappa verdict of "
+            f"{share:.0%} of the samples alone matches the gated one ({kappa_verdict}); the "
+            f"judge agrees with itself at Fleiss kappa "
+            f"{fmt_value(steady['within_judge_kappa'])}",
+            "adr-0027",
+        )
 
     canaries = canary_outcomes(apart_rows, catalogue)
     if canaries is not None:

@@ -6,7 +6,7 @@ one row per case and dimension, with columns every agreement function accepts as
 :func:`evalkit.gate.breakdown`, ``cohens_kappa(pairs["judge"], pairs["human"], bins)``).
 
 Underneath, the gate, every study page and :func:`evalkit.construct.compare_versions` take
-their pairs from :func:`study_pairs` (final turn, latest answer, produced under the framing,
+their pairs from :func:`study_pairs` (final turn, gated answer, produced under the framing,
 constants and rubric asked for) and select what enters kappa with :func:`gated_rows` and
 :func:`complete_rows`; :func:`kappa_pairs` is the two in one. A page that shows another set
 on purpose (every stratum, say) says so beside it.
@@ -85,10 +85,11 @@ def join_pairs(
     (``status`` missing) both stay visible. ``judge`` (the judge's bin) is missing whenever
     the judge answer was not ``ok``; ``human`` is the label's bin. Case metadata (locale,
     stratum, split, template family) comes from ``catalogue`` when given, otherwise stays
-    missing. When a ledger holds more than
-    one final-turn answer for a case and dimension (the same turn judged in different
-    call groupings, say by the onset study and by a calibration run), the latest by
-    ``created_at`` is used; :func:`repeated_answers` counts such cases.
+    missing. When a ledger holds more than one final-turn answer for a case and
+    dimension (repeat samples, the same turn judged in different call groupings, or a
+    re-ask under other parameters), they are read together by the declared rule of
+    :func:`gated_answers` (ADR-0027), never "the latest"; :func:`repeated_answers` counts
+    such cases.
     """
     lab = labels_frame(labels)[["case_id", "dimension", "bin"]].rename(columns={"bin": "human"})
     cols = ["case_id", "dimension", "turn", "bin", "status"]
@@ -97,8 +98,8 @@ def join_pairs(
     final = final_turn_rows(ledger)
     if "created_at" in final.columns:
         final = final.sort_values("created_at", kind="stable")
-    judged = final[cols].rename(columns={"bin": "judge"})
-    judged = judged.drop_duplicates(["case_id", "dimension"], keep="last")
+    bins = tuple(catalogue.constants.bins) if catalogue is not None else None
+    judged = gated_answers(final, bins)[cols].rename(columns={"bin": "judge"})
     pairs = judged.merge(lab, on=["case_id", "dimension"], how="outer")
     pairs.loc[pairs["status"] != "ok", "judge"] = None
     if "signal_present" not in pairs.columns:
@@ -110,6 +111,44 @@ def join_pairs(
         if col not in pairs.columns:
             pairs[col] = None
     return pairs[list(PAIR_COLUMNS)].sort_values(["dimension", "case_id"], ignore_index=True)
+
+
+def gated_answers(final: pd.DataFrame, bins: Sequence[str] | None) -> pd.DataFrame:
+    """One answer per (case, dimension) from final-turn rows sorted oldest first.
+
+    The rule (ADR-0027): among the group's ``ok`` answers, the modal bin, a tie going to
+    the lower bin in the frozen order (the recall-favouring reading); the row kept is the
+    earliest answer with that bin. A group with no ``ok`` answer keeps its latest row (its
+    status says why there is no bin). Without a known bin order (``bins`` None: a frame
+    joined without a catalogue) a tie goes to the earliest answer. A single answer is
+    kept as it is. Re-asking until the judge agrees therefore moves the gated bin only by
+    outvoting the earlier answers, and the gate flags repeats that concentrate on
+    disagreements.
+    """
+    if final.empty:
+        return final
+    key = ["case_id", "dimension"]
+    size = final.groupby(key, sort=False)["status"].transform("size")
+    if (size == 1).all():
+        return final
+    order = {b: i for i, b in enumerate(bins or ())}
+    kept = [final[size == 1]]
+    for _, grp in final[size > 1].groupby(key, sort=False):
+        ok = grp[grp["status"] == "ok"]
+        if bins is not None:
+            ok = ok[ok["bin"].isin(order)]
+        if ok.empty:
+            kept.append(grp.iloc[[-1]])
+            continue
+        counts = ok["bin"].value_counts(sort=False)
+        top = counts.max()
+        tied = [b for b, n in counts.items() if n == top]
+        if bins is not None:
+            best = min(tied, key=lambda b: order[b])
+        else:
+            best = next(b for b in ok["bin"] if b in tied)
+        kept.append(ok[ok["bin"] == best].iloc[[0]])
+    return pd.concat(kept)
 
 
 def repeated_answers(ledger: pd.DataFrame) -> pd.Series:
@@ -170,7 +209,8 @@ def study_pairs(
     For each dimension (default: the gated ones) the ledger rows produced under the
     framing and constants in force and under the rubric version asked for
     (``rubric_versions``, default the rubric in force), joined with the labels at the final
-    turn, latest answer per case, restricted to ``split`` (all splits when None). All
+    turn, one gated answer per case (:func:`gated_answers`), restricted to ``split`` (all
+    splits when None). All
     strata and statuses are kept; :func:`gated_rows` and :func:`complete_rows` select what
     enters kappa. An unknown rubric version is a ``KeyError`` naming it.
     """
@@ -232,7 +272,7 @@ def pairs(
     catalogue's consensus labels (for the held-out split pass the sealed ones,
     :func:`evalkit.heldout.sealed_labels`). Rows come from :func:`study_pairs`: only ledger
     rows produced under the framing, constants and rubric in force (or ``rubric_versions``),
-    the final turn, the latest answer per case and dimension, the cases of ``split`` (all
+    the final turn, the gated answer per case and dimension, the cases of ``split`` (all
     splits when None). ``dimension`` picks one dimension or several (default: the gated
     ones). ``gated_only`` keeps the strata that enter kappa (diagnostic and canary cases
     are left out); ``complete`` keeps only rows with both a judge bin and a human label,

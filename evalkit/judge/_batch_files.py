@@ -99,6 +99,7 @@ def _planned(
     turns: Turns,
     together: bool,
     params: JudgeParams | None,
+    samples: int = 1,
 ) -> tuple[Any, list[JudgeRequest]]:
     backend = make_backend(judge, catalogue, params=params)
     if backend is None or backend.kind not in ("anthropic", "openai", "recorded"):
@@ -117,6 +118,7 @@ def _planned(
         turns=turns,
         together=together,
         seal=seal,
+        samples=samples,
     )
     return backend, requests
 
@@ -138,6 +140,7 @@ def export_batch(
     turns: Turns = "final",
     together: bool = True,
     params: JudgeParams | None = None,
+    samples: int = 1,
 ) -> int:
     """Write the requests of this run that ``ledger`` holds no final answer for to
     ``path`` as a ``batch_format`` input file; return how many. Sends nothing.
@@ -149,14 +152,26 @@ def export_batch(
     with Ledger(ledger) as led:
         backend, requests = _planned(
             catalogue, cases, dimensions, judge, led, rubric_versions=rubric_versions,
-            turns=turns, together=together, params=params,
+            turns=turns, together=together, params=params, samples=samples,
         )  # fmt: skip
-        if batch_format != _format_of(backend):
-            raise JudgeError(
-                f"--batch-format {batch_format} does not fit {backend.spec}: use "
-                f"--batch-format {_format_of(backend)}"
-            )
-        statuses = led.statuses(r.key for r in requests)
+        return write_requests(requests, backend, led, path, batch_format)
+
+
+def write_requests(
+    requests: Sequence[JudgeRequest],
+    backend: Any,
+    ledger: Ledger,
+    path: str | Path,
+    batch_format: BatchFormat,
+) -> int:
+    """Write those of ``requests`` that ``ledger`` holds no final answer for to ``path``
+    in ``batch_format`` (the backend's own); return how many. Sends nothing."""
+    if batch_format != _format_of(backend):
+        raise JudgeError(
+            f"--batch-format {batch_format} does not fit {backend.spec}: use "
+            f"--batch-format {_format_of(backend)}"
+        )
+    statuses = ledger.statuses(r.key for r in requests)
     todo = [r for r in requests if statuses.get(r.key) not in FINAL_STATUSES]
     lines = []
     for req in todo:
@@ -300,6 +315,7 @@ def import_batch(
     turns: Turns = "final",
     together: bool = True,
     params: JudgeParams | None = None,
+    samples: int = 1,
 ) -> ImportCounts:
     """Record the answers of a batch output file (see the module docstring).
 
@@ -307,66 +323,74 @@ def import_batch(
     rubric versions, turns and judge as the export). :class:`BatchFileError` lists every
     problem and records nothing.
     """
-    path = Path(path)
-    lines = _read_lines(path)
     with Ledger(ledger) as led:
         backend, requests = _planned(
             catalogue, cases, dimensions, judge, led, rubric_versions=rubric_versions,
-            turns=turns, together=together, params=params,
+            turns=turns, together=together, params=params, samples=samples,
         )  # fmt: skip
-        by_key = {r.key: r for r in requests}
-        problems: list[tuple[int | None, str, str]] = []
-        seen: dict[str, int] = {}
-        replies: list[tuple[JudgeRequest, Reply]] = []
-        for number, text in lines:
-            try:
-                item = loads_strict(text)
-            except (AnswerError, RecursionError) as exc:
-                problems.append((number, "", f"malformed JSON: {exc}"))
-                continue
-            if not isinstance(item, dict):
-                problems.append((number, "", "not a JSON object"))
-                continue
-            cid = item.get("custom_id")
-            if type(cid) is not str:
-                problems.append((number, "custom_id", "missing or not a string"))
-                continue
-            if cid in seen:
-                problems.append((number, "custom_id", f"{cid[:16]}… again (line {seen[cid]})"))
-                continue
-            seen[cid] = number
-            if cid not in by_key:
-                problems.append(
-                    (number, "custom_id", f"{cid[:16]}… is no request of this run ({judge})")
-                )
-                continue
-            reply = _reply_for(backend, item, number, problems)
-            if reply is not None:
-                replies.append((by_key[cid], reply))
-        if problems:
-            raise BatchFileError(path, problems)
-        records = _run_sync(_resolve_all(backend, replies))
-        held = {r["request_key"]: r for r in led.records([r["request_key"] for r in records])}
-        already = 0
-        fresh = []
-        for rec in records:
-            old = held.get(rec["request_key"])
-            if old is None or old["status"] == "error":
-                fresh.append(rec)
-            elif _same_answer(old, rec):
-                already += 1
-            else:
-                problems.append(
-                    (seen[rec["request_key"]], "custom_id",
-                     f"the ledger already holds another answer ({old['status']}) for this "
-                     "request; import into a new ledger to compare them")
-                )  # fmt: skip
-        if problems:
-            raise BatchFileError(path, problems)
-        led.record_all(fresh)
-        counts: dict[str, int] = {}
-        for rec in fresh:
-            counts[rec["status"]] = counts.get(rec["status"], 0) + 1
+        return record_output(requests, backend, led, path)
+
+
+def record_output(
+    requests: Sequence[JudgeRequest], backend: Any, ledger: Ledger, path: str | Path
+) -> ImportCounts:
+    """Record the batch output file ``path`` whose lines answer ``requests`` (see the
+    module docstring); :class:`BatchFileError` lists every problem and records nothing."""
+    path = Path(path)
+    lines = _read_lines(path)
+    by_key = {r.key: r for r in requests}
+    problems: list[tuple[int | None, str, str]] = []
+    seen: dict[str, int] = {}
+    replies: list[tuple[JudgeRequest, Reply]] = []
+    for number, text in lines:
+        try:
+            item = loads_strict(text)
+        except (AnswerError, RecursionError) as exc:
+            problems.append((number, "", f"malformed JSON: {exc}"))
+            continue
+        if not isinstance(item, dict):
+            problems.append((number, "", "not a JSON object"))
+            continue
+        cid = item.get("custom_id")
+        if type(cid) is not str:
+            problems.append((number, "custom_id", "missing or not a string"))
+            continue
+        if cid in seen:
+            problems.append((number, "custom_id", f"{cid[:16]}… again (line {seen[cid]})"))
+            continue
+        seen[cid] = number
+        if cid not in by_key:
+            problems.append(
+                (number, "custom_id", f"{cid[:16]}… is no request of this run ({backend.spec})")
+            )
+            continue
+        reply = _reply_for(backend, item, number, problems)
+        if reply is not None:
+            replies.append((by_key[cid], reply))
+    if problems:
+        raise BatchFileError(path, problems)
+    records = _run_sync(_resolve_all(backend, replies))
+    held = {r["request_key"]: r for r in ledger.records([r["request_key"] for r in records])}
+    already = 0
+    fresh = []
+    for rec in records:
+        old = held.get(rec["request_key"])
+        if old is None or old["status"] == "error":
+            fresh.append(rec)
+        elif _same_answer(old, rec):
+            already += 1
+        else:
+            problems.append(
+                (seen[rec["request_key"]], "custom_id",
+                 f"the ledger already holds another answer ({old['status']}) for this "
+                 "request; import into a new ledger to compare them")
+            )  # fmt: skip
+    if problems:
+        raise BatchFileError(path, problems)
+    ledger.record_all(fresh)
+    counts: dict[str, int] = {}
+    for rec in fresh:
+        counts[rec["status"]] = counts.get(rec["status"], 0) + 1
     return ImportCounts(counts, already)
 
 

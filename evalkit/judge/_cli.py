@@ -130,6 +130,14 @@ def register(subparsers: Any) -> None:
         help="export the whole ledger to JSONL afterwards",
     )
     p.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        metavar="K",
+        help="ask each request K times (the repeat index is part of the key; a re-run pays "
+        "nothing twice); the gate reports how stable the verdict is across them",
+    )
+    p.add_argument(
         "--export-batch",
         default=None,
         metavar="FILE",
@@ -198,6 +206,7 @@ def _batch_files(args: argparse.Namespace, catalogue: Any, cases: Any, dims: Any
         "rubric_versions": _rubrics(args.rubric),
         "turns": args.turns,
         "together": not args.separate,
+        "samples": args.samples,
     }
     if args.export_batch:
         fmt: Literal["anthropic", "openai"] = args.batch_format or (
@@ -260,6 +269,7 @@ def run(args: argparse.Namespace) -> int:
         input_tpm=args.input_tpm,
         output_tpm=args.output_tpm,
         deadline=args.deadline,
+        samples=args.samples,
     )
     if args.export_jsonl:
         with Ledger(args.ledger) as led:

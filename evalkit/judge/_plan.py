@@ -6,7 +6,9 @@ up in the ledger before anything is sent (see :func:`evalkit.judge._run.judge_ca
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -25,6 +27,9 @@ from evalkit.judge._prompt import (
     build_request,
     order_dimensions,
 )
+
+#: Most repeats of one request (``--samples``).
+MAX_SAMPLES = 20
 
 Turns = Literal["final", "all"] | Sequence[int]
 
@@ -49,6 +54,11 @@ def _require_sealed(catalogue: Catalogue) -> str:
         return str(check(catalogue).id)
     except EvalkitError as exc:
         raise JudgeError(f"held-out labels are not sealed: {exc}") from exc
+
+
+def judge_slug(judge: str) -> str:
+    """A file-name-safe form of a judge spec (``anthropic:claude-x`` → ``anthropic_claude-x``)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", judge).strip("_") or "judge"
 
 
 def make_backend(
@@ -104,8 +114,12 @@ def build_requests(
     turns: Turns = "final",
     together: bool = True,
     seal: str | None = None,
+    samples: int = 1,
 ) -> list[JudgeRequest]:
     """Every request of a run, deduplicated, in case order.
+
+    ``samples``: each request is asked that many times, the repeat index in the key
+    (:attr:`JudgeParams.sample`, ADR-0027); the repeats of a request follow it.
 
     A dimension in :data:`NEEDS_SOURCES` is skipped for a case without sources.
     ``turns``: ``final`` (the last assistant turn), ``all`` (every assistant turn, each
@@ -113,6 +127,12 @@ def build_requests(
     the held-out seal in force, bound to every held-out request (ADR-0015); a held-out
     case without it is a :class:`JudgeError`.
     """
+    if type(samples) is not int or not 1 <= samples <= MAX_SAMPLES:
+        raise JudgeError(f"samples must be an integer from 1 to {MAX_SAMPLES}, got {samples!r}")
+    identities = [
+        dataclasses.replace(identity, params=dataclasses.replace(identity.params, sample=i))
+        for i in range(samples)
+    ]
     if seal is None and any(c.split == "heldout" for c in cases):
         raise JudgeError("held-out labels are not sealed: no seal id for the held-out cases")
     rubric_versions = rubric_versions or {}
@@ -135,13 +155,13 @@ def build_requests(
         groups = [usable] if together else [[d] for d in usable]
         for turn in scored:
             for group in groups:
-                if group:
+                for who in identities if group else ():
                     req = build_request(
                         catalogue,
                         case,
                         turn,
                         [rubrics[d] for d in group],
-                        identity,
+                        who,
                         salt,
                         heldout_seal=seal if case.split == "heldout" else None,
                     )

@@ -66,20 +66,27 @@ class JudgeParams:
 
     ``temperature`` None means "not sent" (the server default). ``mode`` is ``tool``
     (forced ``record_scores`` tool use) or ``json`` (JSON-schema structured output).
+    ``sample`` is the repeat index of ``--samples K`` (0 to K-1, ADR-0027): it changes
+    nothing that is sent, only the key, so each repeat is its own ledger row and a re-run
+    still pays nothing twice. Sample 0 leaves the key as it was before repeats existed.
     """
 
     max_tokens: int = 4096
     temperature: float | None = None
     mode: str = "tool"
     schema_version: str = SCHEMA_VERSION
+    sample: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "mode": self.mode,
             "schema_version": self.schema_version,
         }
+        if self.sample:
+            out["sample"] = self.sample
+        return out
 
 
 @dataclass(frozen=True)

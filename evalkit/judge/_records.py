@@ -52,6 +52,8 @@ LEDGER_COLUMNS = (
     "error",
     "created_at",
     "seal_id",
+    "sample",
+    "temperature",
 )
 
 REQUEST_FIELDS = (
@@ -143,6 +145,10 @@ def _request_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
                 "created_at": rec["created_at"],
                 # the held-out seal the request was planned under (ADR-0015), None elsewhere
                 "seal_id": (rec["params"] or {}).get("heldout_seal"),
+                # the repeat index of --samples (ADR-0027) and the temperature sent (None:
+                # not sent, the provider's default)
+                "sample": (rec["params"] or {}).get("sample", 0),
+                "temperature": (rec["params"] or {}).get("temperature"),
             }
         )
     return rows
@@ -205,6 +211,8 @@ _DTYPES = {
     "attempts": "int64",
     "cost_usd": "float64",
     "latency_s": "float64",
+    "sample": "int64",
+    "temperature": "float64",
 }
 
 

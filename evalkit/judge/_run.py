@@ -84,6 +84,7 @@ async def ajudge_cases(
     input_tpm: float | None = None,
     output_tpm: float | None = None,
     deadline: float | None = None,
+    samples: int = 1,
 ) -> pd.DataFrame:
     """Async form of :func:`judge_cases` (same arguments)."""
     limits = _limits(rpm, input_tpm, output_tpm, deadline, concurrency)
@@ -116,6 +117,7 @@ async def ajudge_cases(
             turns=turns,
             together=together,
             seal=seal,
+            samples=samples,
         )
         if backend is None:
             keys = resolve_replay(led, requests, replay_filter(judge))
@@ -251,6 +253,7 @@ def judge_cases(
     input_tpm: float | None = None,
     output_tpm: float | None = None,
     deadline: float | None = None,
+    samples: int = 1,
 ) -> pd.DataFrame:
     """Judge ``cases`` on ``dimensions``; return the long frame of their ledger rows.
 
@@ -284,6 +287,9 @@ def judge_cases(
     * ``deadline``: seconds the sending may take (default none); when it passes, calls
       still waiting for their turn (or for a retry) are recorded as ``error`` naming
       the deadline, so a re-run sends exactly those; requests in flight finish.
+    * ``samples``: ask each request that many times (ADR-0027); the repeat index is part
+      of the key, so a re-run sends nothing twice. The gate reads the repeats together
+      (modal bin, ties to the lower) and reports their stability.
 
     The plan ("N to send", the estimate) is printed on stdout, progress on stderr.
 
@@ -303,7 +309,7 @@ def judge_cases(
         "batch_poll_interval": batch_poll_interval, "batch_timeout": batch_timeout,
         "plan_only": plan_only, "exact_estimate": exact_estimate,
         "call_deadline": call_deadline, "rpm": rpm, "input_tpm": input_tpm,
-        "output_tpm": output_tpm, "deadline": deadline,
+        "output_tpm": output_tpm, "deadline": deadline, "samples": samples,
     }  # fmt: skip
 
     def run() -> pd.DataFrame:

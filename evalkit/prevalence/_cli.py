@@ -3,7 +3,7 @@ cases to label next, as a blind template.
 
 POOL is a judged ledger (the judge's bins on the replies to measure); LABELLED a judged
 ledger whose cases carry human labels in the catalogue (or ``--labels``). Both are read
-as the gate reads a ledger (:func:`evalkit.gate.pairs`: final turn, latest answer, rubric
+as the gate reads a ledger (:func:`evalkit.gate.pairs`: final turn, gated answer, rubric
 and constants in force, one judge), all splits, gated strata only (canaries and
 diagnostics apart).
 Failed judge answers are left out of the pool and counted on stderr.

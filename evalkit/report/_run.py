@@ -9,7 +9,6 @@ process, one kernel after another), render it without code cells to
 
 from __future__ import annotations
 
-import re
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -19,6 +18,7 @@ from typing import Any
 
 from evalkit.catalogue import Catalogue, load
 from evalkit.errors import EvalkitError
+from evalkit.judge._plan import judge_slug
 from evalkit.report._adr import AdrPage, render_adrs
 from evalkit.report._execute import execute_study, notebook_parameters
 from evalkit.report._exploration import (
@@ -154,11 +154,6 @@ class RunSummary:
     @property
     def ok(self) -> bool:
         return all(r.ok for r in self.results)
-
-
-def judge_slug(judge: str) -> str:
-    """A file-name-safe form of a judge spec (``anthropic:claude-x`` → ``anthropic_claude-x``)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", judge).strip("_") or "judge"
 
 
 def _default_dir(relative: str) -> Path:

@@ -194,6 +194,10 @@ def test_sigkill_while_the_re_ask_batch_is_created_re_asks_nothing_already_recor
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the first batch was never created"
             time.sleep(0.01)
+        first = next(iter(stub.batches.values()))["requests"]
+        # which answers are "alto" depends on the request ids, hence on the rubric hashes
+        bad = sum(int(request_id_of(i["params"]) or "0", 16) % 4 == 0 for i in first)
+        assert 0 < bad < 40
         stub.hold_creates("create")
         stub.release_batches()
         assert stub.create_arrived.wait(PATIENCE_S), "the re-ask batch was never created"
@@ -204,7 +208,7 @@ def test_sigkill_while_the_re_ask_batch_is_created_re_asks_nothing_already_recor
         while len(stub.batches) < 2:  # the server makes the batch the client never learned
             assert time.monotonic() < deadline, "the held create never made its batch"
             time.sleep(0.01)
-        assert _count(ledger, "SELECT COUNT(*) FROM requests WHERE status='ok'") == 30
+        assert _count(ledger, "SELECT COUNT(*) FROM requests WHERE status='ok'") == 40 - bad
         assert _count(ledger, "SELECT COUNT(*) FROM requests WHERE status='unparseable'") == 0
         assert _count(ledger, "SELECT COUNT(*) FROM batches WHERE status='open'") == 0
         assert _count(ledger, "SELECT COUNT(*) FROM batch_intents") == 1
@@ -216,13 +220,13 @@ def test_sigkill_while_the_re_ask_batch_is_created_re_asks_nothing_already_recor
     # the orphaned re-ask batch was adopted: one batch per ask, no copy of any
     assert len(batches) == 3
     asked = Counter(request_id_of(item["params"]) for b in batches for item in b["requests"])
-    assert sorted(Counter(asked.values()).items()) == [(1, 30), (3, 10)]
+    assert sorted(Counter(asked.values()).items()) == [(1, 40 - bad), (3, bad)]
     after_kill = {request_id_of(item["params"]) for b in batches[1:] for item in b["requests"]}
     assert not after_kill & before, "a recorded request was asked again"
     frame = load_ledger(ledger).drop_duplicates("request_key")
     assert len(frame) == 40 and sorted(Counter(frame["status"]).items()) == [
-        ("ok", 30),
-        ("unparseable", 10),
+        ("ok", 40 - bad),
+        ("unparseable", bad),
     ]
     three = "status='unparseable' AND attempts=3 AND problem LIKE '%; attempt 3: %'"
-    assert _count(ledger, f"SELECT COUNT(*) FROM requests WHERE {three}") == 10
+    assert _count(ledger, f"SELECT COUNT(*) FROM requests WHERE {three}") == bad

@@ -1,0 +1,134 @@
+"""Rubric mutation testing (ADR-0029) with a judge that follows exactly the rules it is sent.
+
+The rule-following judge (test code; it may peek at the case id, which no real judge
+sees) answers the consensus bin of the case unless the rubric it was sent lacks a rule
+the case exercises (``design/rules/``); then it answers another bin. So every mutant whose
+rule enough cases exercise must be killed, and a rule with no cases is "not exercised".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalkit.catalogue import Catalogue, load
+from evalkit.cli import main
+from evalkit.construct._mutate import mutate
+from evalkit.judge._base import CostEstimate, Reply
+from evalkit.judge._prompt import JudgeParams, JudgeRequest
+from tests.factory import SHIPPED
+
+_RULE = re.compile(r"^- `([a-z0-9_]+)`:", re.M)
+_ABSENT = "### Signal-absent anchor (`signal_absent`)"
+
+
+class RuleFollower:
+    """An offline judge that obeys exactly the rules present in the rubric it reads."""
+
+    kind = "anthropic"
+    model = "claude-sonnet-4-6"
+    spec = "anthropic:claude-sonnet-4-6"
+    networked = False
+    batch_mode = False
+
+    def __init__(self, catalogue: Catalogue) -> None:
+        self.params = JudgeParams()
+        self.labels = {(lab.case_id, lab.dimension): lab.bin for lab in catalogue.labels}
+        self.rules: dict[tuple[str, str], set[str]] = {}
+        for rc in catalogue.rule_cases:
+            self.rules.setdefault((rc.case_id, rc.dimension), set()).add(rc.rule)
+        self.bins = list(catalogue.constants.bins)
+        self.calls = 0
+
+    async def call(self, request: JudgeRequest) -> Reply:
+        self.calls += 1
+        stated = set(_RULE.findall(request.system))
+        if _ABSENT in request.system:
+            stated.add("signal_absent")
+        scores = []
+        for dim in request.dimension_names:
+            truth = self.labels[(request.case_id, dim)]
+            lacking = self.rules.get((request.case_id, dim), set()) - stated
+            given = truth if not lacking else self.bins[(self.bins.index(truth) + 1) % 3]
+            scores.append(
+                {"dimension": dim, "bin": given, "signal_present": given != "low",
+                 "evidence_turns": [request.scored_turn_id], "rationale": "rules followed",
+                 "injection_attempt": False}  # fmt: skip
+            )
+        return Reply("answer", payload={"scores": scores}, response_model=self.model)
+
+    async def estimate(self, requests: Sequence[JudgeRequest]) -> CostEstimate:
+        return CostEstimate(0, 0, 0.0, "none")
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.fixture(scope="module")
+def shipped() -> Catalogue:
+    return load(SHIPPED)
+
+
+def test_each_exercised_mutant_is_killed_and_a_rule_without_cases_is_not_exercised(
+    shipped: Catalogue, tmp_path: Path
+) -> None:
+    # a copy of the catalogue in which no case exercises self_harm.bare_number
+    cat = dataclasses.replace(
+        shipped,
+        rule_cases=tuple(
+            r for r in shipped.rule_cases
+            if (r.dimension, r.rule) != ("self_harm", "bare_number")
+        ),
+    )  # fmt: skip
+    judge = RuleFollower(cat)
+    rules = ["presence_gate", "look_back", "another_person", "bare_number"]
+    kw: dict[str, Any] = {"judge": judge.spec, "ledger": tmp_path / "m.sqlite",
+                          "dimensions": ["self_harm"], "rules": rules, "backend": judge}  # fmt: skip
+    result = mutate(cat, **kw)
+    outcome = dict(zip(result.table["rule"], result.table["outcome"], strict=True))
+    assert outcome == {
+        "presence_gate": "killed",
+        "another_person": "killed",
+        "look_back": "killed",
+        "bare_number": "not_exercised",
+    }
+    assert result.score("self_harm") == 1.0
+    row = result.table.set_index("rule").loc["presence_gate"]
+    assert row["version"] == "v3-without-presence_gate"
+    assert row["in_force_rule_agreement"] == 1.0 and row["rule_agreement"] == 0.0
+    assert "v3-without-presence_gate" not in repr(result) or "killed" in repr(result)
+    sent = judge.calls
+    again = mutate(cat, **kw)  # a re-run sends nothing
+    assert judge.calls == sent
+    assert again.table.equals(result.table)
+
+
+def test_a_mutant_the_judge_does_not_notice_survives(shipped: Catalogue, tmp_path: Path) -> None:
+    class Deaf(RuleFollower):
+        async def call(self, request: JudgeRequest) -> Reply:
+            request = dataclasses.replace(request, system=request.system + "\n- `look_back`: x")
+            return await super().call(request)
+
+    judge = Deaf(shipped)
+    result = mutate(shipped, judge=judge.spec, ledger=tmp_path / "d.sqlite", backend=judge,
+                    dimensions=["self_harm"], rules=["look_back"])  # fmt: skip
+    assert list(result.table["outcome"]) == ["survived"]
+    assert result.score("self_harm") == 0.0
+
+
+def test_the_cli_lists_each_mutant_in_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["construct", "mutate", "--judge", "baseline", "--catalogue", str(SHIPPED),
+                 "--ledger", str(tmp_path / "b.sqlite"), "--dimension", "self_harm",
+                 "--rules", "another_person,bare_number", "--json"])  # fmt: skip
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    for m in out["mutants"]:
+        assert {"rule", "rubric_hash", "n", "kappa", "rule_agreement", "verdict", "outcome"} <= set(m)
+    assert main(["construct", "mutate", "--judge", "baseline", "--catalogue", str(SHIPPED),
+                 "--ledger", str(tmp_path / "b.sqlite"), "--rules", "no_such_rule"]) == 2  # fmt: skip
