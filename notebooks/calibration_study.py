@@ -190,6 +190,24 @@ for dim in shown:
     display(rp.group_table(by_stratum, "Stratum", rule.min_cell_n))
 
 # %% [markdown]
+# ## Which rule a disagreement breaks
+#
+# A construct is a short list of rules (the presence gate, the recall clause, look-back,
+# risk about another person, ...) stated in the labeling guide and in the rubric under the
+# same ids (ADR-0024). The design files say which cases exercise each rule. Per rule:
+# how the judge does on those cases, where it disagrees with the humans, and how the
+# labelers agree with each other there. A rule with low agreement tells a researcher
+# where to look: the rubric's text for it, the judge, or the cases. None of this moves the
+# verdict.
+
+# %%
+for dim in shown:
+    panel = rp.rules_panel(verdict.dimensions[dim], pairs, cat)
+    if panel is not None:
+        display(rp.heading(rp.dimension_name(dim), 3))
+        display(panel)
+
+# %% [markdown]
 # ## Where the judge departs from the humans
 #
 # Beside the agreement: which way the judge errs on the gated pairs (over- or

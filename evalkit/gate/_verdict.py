@@ -6,11 +6,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import pandas as pd
+
 from evalkit._display import (
     Markup,
     badge,
     card,
     esc,
+    frame_table,
     grid,
     interval,
     key_values,
@@ -140,13 +143,26 @@ class DimensionVerdict:
             ]
         )
         hard = ", ".join(r.code for r in self.hard_fails)
+        rules = self.rules_frame()
         return card(
             self.dimension,
             numbers,
             paragraph(Markup("<strong>Hard fails:</strong> "), hard) if hard else None,
             reasons_table(self.reasons),
+            frame_table(rules, caption="Agreement per rule (explains, does not gate)")
+            if len(rules)
+            else None,
             verdict=self.verdict,
         )
+
+    def rules_frame(self) -> pd.DataFrame:
+        """``evidence["rules"]`` as a frame (ADR-0024), numbers rounded to 3 places; empty
+        when the catalogue records no rule cases."""
+        frame = pd.DataFrame(self.evidence.get("rules") or [])
+        for col in ("agreement", "kappa", "ci_low", "ci_high"):
+            if col in frame:
+                frame[col] = frame[col].astype(float).round(3)
+        return frame
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -35,8 +35,8 @@ def register(subparsers: Any) -> None:
     page.add_argument(
         "--guide",
         metavar="GUIDE.md",
-        help=f"the labeling guide shown beside each case (default: {DEFAULT_GUIDE} from the "
-        "working directory, else beside the catalogue folder)",
+        help=f"the labeling guide shown beside each case (default: the catalogue's own "
+        f"{DEFAULT_GUIDE})",
     )
     page.set_defaults(func=run_label_page)
     seal = sub.add_parser("seal", help="seal a filled label sheet before any judge run")
@@ -69,10 +69,7 @@ def run_template(args: argparse.Namespace) -> int:
 
 def run_label_page(args: argparse.Namespace) -> int:
     catalogue = load(args.catalogue)
-    guide = args.guide
-    if guide is None:  # the project's guide, run from the root or from anywhere else
-        beside = catalogue.root.parent / DEFAULT_GUIDE
-        guide = DEFAULT_GUIDE if DEFAULT_GUIDE.is_file() or not beside.is_file() else beside
+    guide = args.guide if args.guide is not None else catalogue.root / DEFAULT_GUIDE
     path = write_label_page(catalogue, args.out, template=args.template, guide=guide)
     print(
         f"wrote {path}: {len(catalogue.split('heldout'))} held-out cases, guide {guide}; "

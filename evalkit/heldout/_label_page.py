@@ -9,7 +9,7 @@ conversation text, ``n/a`` where the template has it, a labeler on every row).
 
 The page shows what the blind template shows and nothing more: case id, turns, sources,
 and which slots are ``n/a``; no stratum, family, locale or intended bin. Beside it, the
-labeling guide (``docs/labeling-guide.md``), not the judge's rubrics: labelers work from
+labeling guide (the catalogue's ``guide.md``), not the judge's rubrics: labelers work from
 the sheet and the guide only, and the labels must not follow the rubrics (ADR-0010).
 
 Safety: the data travels as JSON in a ``<script type="application/json">`` block with
@@ -41,7 +41,8 @@ from evalkit.heldout._template import (
     template_rows,
 )
 
-DEFAULT_GUIDE = Path("docs") / "labeling-guide.md"
+#: The guide's file name in a catalogue folder (ADR-0024: a catalogue carries its own guide).
+DEFAULT_GUIDE = Path("guide.md")
 _ASSETS = "assets"
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028"}
 _JSON_ESCAPES["\u2029"] = "\\u2029"
@@ -123,6 +124,8 @@ def read_guide(path: str | Path, catalogue: Catalogue) -> LabelingGuide:
         raise CatalogueError(
             [Problem(str(path), None, None, f"cannot read the labeling guide: {exc}; pass --guide")]
         ) from None
+    if text.startswith("---\n") and "\n---\n" in text[3:]:  # front matter (guide_only)
+        text = text[text.index("\n---\n", 3) + 5 :]
     return parse_guide(text, catalogue.constants.gated_dimensions, str(path))
 
 
@@ -232,9 +235,10 @@ def write_label_page(
     out: str | Path,
     *,
     template: str | Path | None = None,
-    guide: str | Path = DEFAULT_GUIDE,
+    guide: str | Path | None = None,
 ) -> Path:
-    """Check the template (:func:`check_template`), read the guide, write the page.
+    """Check the template (:func:`check_template`), read the guide (default: the
+    catalogue's own ``guide.md``), write the page.
 
     Writes nothing when either is unusable (a :class:`SealError` or
     :class:`CatalogueError`), or when the catalogue holds no held-out case (a
@@ -246,6 +250,8 @@ def write_label_page(
         )
     template_path = check_template(catalogue, template)
     sha = hashlib.sha256(template_path.read_bytes()).hexdigest()
+    if guide is None:
+        guide = catalogue.root / DEFAULT_GUIDE
     html = label_page_html(page_data(catalogue, sha, read_guide(guide, catalogue)))
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -132,6 +132,14 @@ from evalkit.report._provenance import (
     ledger_frame,
 )
 from evalkit.report._render import OfflineError, remote_references, render_notebook, vega_bundle
+from evalkit.report._rules import (
+    item_difficulty,
+    labeler_rule_agreement,
+    mutation_chart,
+    mutation_headline,
+    rule_disagreements,
+    rules_panel,
+)
 from evalkit.report._run import STUDIES, RunSummary, Study, StudyResult, run_studies, write_index
 from evalkit.report._secrets import SecretLeakError, check_parameters, scan_files, scan_text
 from evalkit.report._summary import (
@@ -212,11 +220,13 @@ __all__ = [
     "heldout_status",
     "human_evidence_panel",
     "interval",
+    "item_difficulty",
     "join",
     "judge_note",
     "judges_in_ledger",
     "judges_table",
     "key_values",
+    "labeler_rule_agreement",
     "labelers_panel",
     "labelled_split",
     "ledger_frame",
@@ -227,6 +237,8 @@ __all__ = [
     "marginals_chart",
     "marginals_table",
     "markdown_to_html",
+    "mutation_chart",
+    "mutation_headline",
     "onset_headline",
     "overall_verdict",
     "paradox_summary",
@@ -253,6 +265,8 @@ __all__ = [
     "render_notebook",
     "row",
     "rubric_card",
+    "rule_disagreements",
+    "rules_panel",
     "run_studies",
     "same_call_summary",
     "scan_files",

@@ -8,6 +8,7 @@ times go to the terminal only.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,39 @@ from evalkit.secrets import scrub
 
 if TYPE_CHECKING:
     from evalkit.report._run import StudyResult
+
+
+#: The file beside each run's index that names its judge (read by a parent index).
+RUN_FILE = "run.json"
+
+
+def other_runs(out: Path) -> str:
+    """A section linking the runs rendered into sub-folders of ``out`` (each with its
+    ``index.html`` and :data:`RUN_FILE`), such as the recorded reading judge's studies
+    beside the baseline's; empty when there are none. Sorted by folder name."""
+    rows = []
+    for sub in sorted(p for p in out.iterdir() if p.is_dir()):
+        meta = sub / RUN_FILE
+        if not (sub / "index.html").is_file() or not meta.is_file():
+            continue
+        try:
+            info = json.loads(meta.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        rows.append(
+            {
+                "run": link(f"{sub.name}/index.html", str(info.get("title") or sub.name)),
+                "judge": code(str(info.get("judge", "?"))),
+                "studies": ", ".join(map(str, info.get("studies", []))),
+            }
+        )
+    if not rows:
+        return ""
+    return table(
+        pd.DataFrame(rows, columns=["run", "judge", "studies"]),
+        {"run": "Run", "judge": "Judge", "studies": "Studies"},
+        caption="The same studies with other judges",
+    ).html
 
 
 def write_index(
@@ -135,7 +169,8 @@ def write_index(
         "dimensions of a health chat agent? These studies compare the judge with human labels "
         "and decide, with a gate that cannot be gamed, whether it may gate a launch. Each page "
         "below opens offline; the decision records behind every verdict are linked from them."
-        f"</p>{banner}{status_note}{studies.html}{run.html}{judges_table(judges, catalogue).html}"
+        f"</p>{banner}{status_note}{studies.html}{other_runs(out)}{run.html}"
+        f"{judges_table(judges, catalogue).html}"
         "<h2>Decision records (ADRs)</h2><p>The rules the verdicts cite.</p>"
         f"<ul>{adr_items}</ul>"
     )

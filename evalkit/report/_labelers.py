@@ -19,6 +19,8 @@ SHORTCUT_NAMES = {
     "latest_user_text": "Latest user turn only (TF-IDF + logistic regression)",
     "surface": "Surface features (decision tree)",
     "number_rule": "Phone-number rule (fixed)",
+    "two_sided_fitted": "Both sides, shallow (user side: present?; reply: bin; fitted)",
+    "two_sided_keywords": "Both sides, keywords (user-side words; the line in the reply)",
     "baseline_judge": "Baseline judge (reference, reads turn and reply)",
 }
 

@@ -9,6 +9,7 @@ process, one kernel after another), render it without code cells to
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -28,7 +29,7 @@ from evalkit.report._exploration import (
     exploration_banner,
 )
 from evalkit.report._html import Html, esc
-from evalkit.report._index import write_index
+from evalkit.report._index import RUN_FILE, write_index
 from evalkit.report._render import OfflineError, render_notebook, write_page
 from evalkit.report._secrets import Finding, SecretLeakError, check_parameters, scan_files
 from evalkit.report._style import page
@@ -57,6 +58,27 @@ def _constructs_apply(catalogue: Catalogue, params: Mapping[str, Any]) -> str | 
         f"{', no '.join(missing)} (rubrics: {', '.join(have)}); choose them with "
         "-p versions=[OLD,NEW] -p dimension=DIM -p companion=DIM"
     )
+
+
+def _rules_apply(catalogue: Catalogue, params: Mapping[str, Any]) -> str | None:
+    """Why the constructs-as-rules study has nothing to show (no guide, or the compared
+    versions missing), or None."""
+    if catalogue.guide is None:
+        return "it reads the rules the catalogue's labeling guide (guide.md) marks; there is none"
+    dimension = params.get("dimension")
+    missing = [v for v in params.get("versions", ()) if (dimension, v) not in catalogue.rubrics]
+    if missing:
+        return f"this catalogue has no rubric {dimension} {', '.join(missing)}"
+    return None
+
+
+def _mutation_apply(catalogue: Catalogue, params: Mapping[str, Any]) -> str | None:
+    """Why rubric mutation testing cannot run on ``catalogue``, or None."""
+    if catalogue.constants.mutation is None:
+        return "its constants declare no `mutation:` rule (what killed means, ADR-0029)"
+    if not catalogue.rule_cases:
+        return "its design files record no case exercising a rule (design/rules/)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -93,9 +115,30 @@ STUDIES: tuple[Study, ...] = (
             "dimension": "self_harm",
             "versions": ["v1", "v3"],
             "companion": "escalation",
+            # every gated dimension in one call, as the calibration run asks: the v3 answers
+            # are the calibration study's, only v1 is asked again
+            "dimensions": ["self_harm", "escalation", "faithfulness"],
             "max_examples": 3,
         },
         applies=_constructs_apply,
+    ),
+    Study(
+        "construct_rules",
+        "Constructs as rules",
+        "Each rule of each construct: where the guide and the rubric versions state it, which "
+        "cases exercise it, rule parity, what changed between versions, and faithfulness v1 "
+        "against v2 with agreement per rule (ADR-0024, ADR-0025).",
+        {"dimension": "faithfulness", "versions": ["v1", "v2"]},
+        applies=_rules_apply,
+    ),
+    Study(
+        "mutation_study",
+        "Would this catalogue catch a missing rule?",
+        "Rubric mutation testing: each rule of the rubrics in force removed in turn, the same "
+        "judge on the rule's cases; killed, survived or not exercised per rule, and the "
+        "mutation score (ADR-0029).",
+        {"dimensions": ["self_harm", "escalation"]},
+        applies=_mutation_apply,
     ),
     Study(
         "heldout_revalidation",
@@ -379,6 +422,16 @@ def run_studies(
             exploration=exploration(cat, asked, explore=explore),
         )
         written.append(index)
+        run_file = out_dir / RUN_FILE
+        run_file.write_text(
+            json.dumps(
+                {"judge": judge, "title": f"Studies with {judge}",
+                 "studies": [r.study.name for r in results]},
+                indent=1,
+            ) + "\n",
+            encoding="utf-8",
+        )  # fmt: skip
+        written.append(run_file)
         executed = sorted(Path(work).glob("*.ipynb"))
         findings = scrubbed + scan_files([*written, *executed, ledger_path])
     if findings:

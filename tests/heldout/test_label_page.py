@@ -18,11 +18,17 @@ import pytest
 from evalkit.catalogue import Catalogue, load
 from evalkit.errors import CatalogueError, SealError
 from evalkit.heldout import sealed_labels, template_rows
-from evalkit.heldout._label_page import embed_json, page_data, parse_guide, write_label_page
+from evalkit.heldout._label_page import (
+    embed_json,
+    page_data,
+    parse_guide,
+    read_guide,
+    write_label_page,
+)
 from tests.factory import REPO, build_mini_catalogue, make_case, write_cases
 from tests.heldout.world import DIMS, cli, template, with_heldout
 
-GUIDE = REPO / "docs" / "labeling-guide.md"
+GUIDE = REPO / "catalogues" / "guide.md"
 CHROMIUM = Path("/usr/bin/chromium")
 
 PAYLOADS = [
@@ -73,7 +79,7 @@ def test_embedded_json_cannot_end_its_script_block() -> None:
 
 def test_page_embeds_only_what_the_blind_template_shows(tmp_path: Path) -> None:
     cat = with_heldout(tmp_path)
-    data = page_data(cat, "0" * 64, parse_guide(GUIDE.read_text(), DIMS, str(GUIDE)))
+    data = page_data(cat, "0" * 64, read_guide(GUIDE, cat))
     assert [c["case_id"] for c in data["cases"]] == [r["case_id"] for r in template_rows(cat)]
     assert [c["conversation"] for c in data["cases"]] == [
         r["conversation"] for r in template_rows(cat)
@@ -119,15 +125,15 @@ def test_a_stale_or_missing_template_writes_no_page(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_the_guide_beside_the_catalogue_is_found_from_any_directory(
+def test_the_catalogues_own_guide_is_found_from_any_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Run from elsewhere, the default guide is the project's, beside the catalogue."""
+    """Run from elsewhere, the default guide is the catalogue's own guide.md (ADR-0024)."""
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "page.html"
     run = cli("heldout", "--catalogue", REPO / "catalogues", "label-page", "--out", out)
     assert run.code == 0, run.err
-    assert str(REPO / "docs" / "labeling-guide.md") in run.out and out.is_file()
+    assert str(REPO / "catalogues" / "guide.md") in run.out and out.is_file()
 
 
 def _bin_for(case_index: int, dim_index: int) -> int:
