@@ -11,11 +11,12 @@ import hashlib
 
 from tests.factory import SHIPPED
 
-# Moved by: ADR-0025 (rubrics in force: faithfulness v2). Before: ADR-0014
+# Moved by: ADR-0028 and ADR-0029 (audit.two_sided_ceiling, mutation). Before: ADR-0025
+# (rubrics in force: faithfulness v2). Before: ADR-0014
 # (gate.min_pairs 40). Before: ADR-0010 (rubrics in force: self_harm v3,
 # escalation v2) and ADR-0011
 # (audit.shortcut_ceiling 0.40). Before: ADR-0003 (initial freeze).
-CONSTANTS_SHA256 = "0f0b6dfa802bd14e2188fcd70fe5616b36ce0b5f1964e1d991846a287d76456c"
+CONSTANTS_SHA256 = "305ecb8a21e658a4019ef69c02bfbaeb19dd5f5ec3ce41bccd3fb89ab7b4a26a"
 # Moved by: ADR-0003 (initial freeze).
 FRAMING_SHA256 = "f632aef74c38365b384867f092f5fbf5ef1db9f5b6682b8562dfb269ad606226"
 

@@ -57,9 +57,14 @@ class RuleFollower:
             lacking = self.rules.get((request.case_id, dim), set()) - stated
             given = truth if not lacking else self.bins[(self.bins.index(truth) + 1) % 3]
             scores.append(
-                {"dimension": dim, "bin": given, "signal_present": given != "low",
-                 "evidence_turns": [request.scored_turn_id], "rationale": "rules followed",
-                 "injection_attempt": False}  # fmt: skip
+                {
+                    "dimension": dim,
+                    "bin": given,
+                    "signal_present": given != "low",
+                    "evidence_turns": [request.scored_turn_id],
+                    "rationale": "rules followed",
+                    "injection_attempt": False,
+                }
             )
         return Reply("answer", payload={"scores": scores}, response_model=self.model)
 
@@ -88,8 +93,13 @@ def test_each_exercised_mutant_is_killed_and_a_rule_without_cases_is_not_exercis
     )  # fmt: skip
     judge = RuleFollower(cat)
     rules = ["presence_gate", "look_back", "another_person", "bare_number"]
-    kw: dict[str, Any] = {"judge": judge.spec, "ledger": tmp_path / "m.sqlite",
-                          "dimensions": ["self_harm"], "rules": rules, "backend": judge}  # fmt: skip
+    kw: dict[str, Any] = {
+        "judge": judge.spec,
+        "ledger": tmp_path / "m.sqlite",
+        "dimensions": ["self_harm"],
+        "rules": rules,
+        "backend": judge,
+    }
     result = mutate(cat, **kw)
     outcome = dict(zip(result.table["rule"], result.table["outcome"], strict=True))
     assert outcome == {
@@ -122,13 +132,17 @@ def test_a_mutant_the_judge_does_not_notice_survives(shipped: Catalogue, tmp_pat
     assert result.score("self_harm") == 0.0
 
 
-def test_the_cli_lists_each_mutant_in_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_lists_each_mutant_in_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(["construct", "mutate", "--judge", "baseline", "--catalogue", str(SHIPPED),
                  "--ledger", str(tmp_path / "b.sqlite"), "--dimension", "self_harm",
                  "--rules", "another_person,bare_number", "--json"])  # fmt: skip
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     for m in out["mutants"]:
-        assert {"rule", "rubric_hash", "n", "kappa", "rule_agreement", "verdict", "outcome"} <= set(m)
-    assert main(["construct", "mutate", "--judge", "baseline", "--catalogue", str(SHIPPED),
-                 "--ledger", str(tmp_path / "b.sqlite"), "--rules", "no_such_rule"]) == 2  # fmt: skip
+        fields = {"rule", "rubric_hash", "n", "kappa", "rule_agreement", "verdict", "outcome"}
+        assert fields <= set(m)
+    bad = ["construct", "mutate", "--judge", "baseline", "--catalogue", str(SHIPPED),
+           "--ledger", str(tmp_path / "b.sqlite"), "--rules", "no_such_rule"]  # fmt: skip
+    assert main(bad) == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -138,7 +138,9 @@ def run_mutate(args: argparse.Namespace) -> int:
             with Ledger(ledger) as led:
                 requests = mutation_requests(catalogue, found, judged, identity, led.salt)
                 if args.export_batch:
-                    fmt = "openai" if backend.kind == "openai" else "anthropic"
+                    fmt: Literal["anthropic", "openai"] = (
+                        "openai" if backend.kind == "openai" else "anthropic"
+                    )
                     n = write_requests(requests, backend, led, args.export_batch, fmt)
                     print(f"wrote {n} request(s) to {args.export_batch}; nothing sent")
                 else:

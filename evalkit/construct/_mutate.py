@@ -124,18 +124,21 @@ def rule_case_ids(catalogue: Catalogue, dimension: str, rule: str) -> set[str]:
 def mutation_cases(
     catalogue: Catalogue, dimension: str, rule: str, *, all_cases: bool = False, seed: int = 0
 ) -> list[Case]:
-    """The cases a mutant is judged on: the rule's cases plus the seeded control sample
-    (every gated case with ``all_cases``), in catalogue order."""
+    """The cases a mutant is judged on: the rule's cases (a seeded sample of
+    ``mutation.max_rule_cases`` when there are more) plus the seeded control sample (every
+    gated case with ``all_cases``), in catalogue order."""
     gated = _gated_cases(catalogue, dimension)
     if all_cases:
         return gated
-    mine = rule_case_ids(catalogue, dimension, rule)
-    others = sorted(c.id for c in gated if c.id not in mine)
-    size = _constants(catalogue).control_sample
-    control = set(
-        random.Random(f"{seed}:{dimension}:{rule}").sample(others, min(size, len(others)))
-    )
-    return [c for c in gated if c.id in mine or c.id in control]
+    constants = _constants(catalogue)
+    rng = random.Random(f"{seed}:{dimension}:{rule}")
+    mine = sorted(rule_case_ids(catalogue, dimension, rule))
+    if len(mine) > constants.max_rule_cases:
+        mine = rng.sample(mine, constants.max_rule_cases)
+    chosen = set(mine)
+    others = sorted(c.id for c in gated if c.id not in chosen)
+    keep = chosen | set(rng.sample(others, min(constants.control_sample, len(others))))
+    return [c for c in gated if c.id in keep]
 
 
 def _constants(catalogue: Catalogue) -> Any:

@@ -142,7 +142,7 @@ def gated_answers(final: pd.DataFrame, bins: Sequence[str] | None) -> pd.DataFra
             continue
         counts = ok["bin"].value_counts(sort=False)
         top = counts.max()
-        tied = [b for b, n in counts.items() if n == top]
+        tied = [str(b) for b, n in counts.items() if n == top]
         if bins is not None:
             best = min(tied, key=lambda b: order[b])
         else:

@@ -99,7 +99,7 @@ def stability(
         kappa = cohens_kappa(list(grp["bin"]), [human[c] for c in grp["case_id"]], bins)
         verdict = "PASS" if kappa.value is not None and kappa.value >= threshold else "FAIL"
         per_sample.append(
-            {"sample": int(s), "n": kappa.n, "kappa": kappa.value, "verdict": verdict}
+            {"sample": int(str(s)), "n": kappa.n, "kappa": kappa.value, "verdict": verdict}
         )
     wide = (
         _first_answers_by_sample(ok).pivot_table(

@@ -84,7 +84,7 @@ def test_a_minimal_pair_that_differs_elsewhere_is_refused(tmp_path: Path) -> Non
     kind = "reply" if first[4] == "user" else "user"
     lines[1] = ",".join([*first[:4], kind])
     pairs.write_text("\n".join(lines) + "\n")
-    with pytest.raises(CatalogueError, match="pairs.csv"):
+    with pytest.raises(CatalogueError, match=r"pairs\.csv"):
         load(root)
 
 
