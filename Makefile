@@ -29,9 +29,24 @@ $(STAMP): requirements.lock pyproject.toml
 
 setup: $(STAMP)
 
-## The main job: offline studies on the shipped catalogue, ending in reports/.
+## The main job: offline studies on the shipped catalogue, ending in reports/: the
+## key-less baseline's, and the recorded reading judge's beside them (ADR-0026; never gate
+## evidence). The recording answers the shipped catalogue's requests only: with another
+## CATALOGUE the reading judge's studies are left out.
+READER    := recorded:llm-reader-2026-12
+RECORDING := recordings/llm-reader-2026-12
+READER_LEDGER := ledgers/recorded_llm-reader-2026-12.sqlite
 study: setup
 	$(BIN)/evalkit catalogue check $(CATALOGUE)
+	@if [ "$(CATALOGUE)" = "catalogues" ]; then \
+	  set -e; \
+	  $(BIN)/evalkit judge --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --import-batch $(RECORDING)/calibration.jsonl; \
+	  $(BIN)/evalkit judge --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --rubric self_harm=v1 --import-batch $(RECORDING)/self_harm-v1.jsonl; \
+	  $(BIN)/evalkit judge --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --rubric faithfulness=v1 --import-batch $(RECORDING)/faithfulness-v1.jsonl; \
+	  $(BIN)/evalkit construct mutate --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --import-batch $(RECORDING)/mutation.jsonl; \
+	  $(BIN)/evalkit study --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --out reports/llm-reader --explore \
+	    --only calibration_study --only rubric_constructs --only construct_rules --only mutation_study; \
+	fi
 	$(BIN)/evalkit study --catalogue $(CATALOGUE) --judge baseline --out reports --ledger-dir ledgers
 
 ## The whole suite: lint, types, tests.

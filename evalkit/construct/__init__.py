@@ -7,18 +7,25 @@ ADR-0024):
   which rubric versions) and how many cases exercise it per split and locale.
 - :func:`diff_rules`: the rules added, removed and reworded between two rubric versions,
   or between the guide and a version.
+- :func:`mutate`: rubric mutation testing, each rule of the rubric in force removed in
+  turn (ADR-0029): would the catalogue catch a missing rule?
 - :func:`compare_versions` puts two rubric versions of one dimension side by side on the
   same cases and judge; :func:`same_call_view` shows the bins each dimension received in
   one call.
 """
 
 from evalkit.construct._compare import compare_versions, rubric_version, same_call_view
+from evalkit.construct._mutate import Mutant, MutationResult, mutants, mutate
 from evalkit.construct._rules import RuleDiff, diff_rules, rule_inventory
 
 __all__ = [
+    "Mutant",
+    "MutationResult",
     "RuleDiff",
     "compare_versions",
     "diff_rules",
+    "mutants",
+    "mutate",
     "rubric_version",
     "rule_inventory",
     "same_call_view",

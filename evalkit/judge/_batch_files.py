@@ -368,6 +368,14 @@ def record_output(
         if reply is not None:
             replies.append((by_key[cid], reply))
     if problems:
+        unknown = sum("is no request of this run" in m for _, _, m in problems)
+        if unknown and unknown == len(lines):
+            problems.insert(
+                0,
+                (None, "", "no line answers a request of this run: the file answers another "
+                 "catalogue, rubric version, split or judge (every request key changes with "
+                 "them), or other options than the export's"),
+            )  # fmt: skip
         raise BatchFileError(path, problems)
     records = _run_sync(_resolve_all(backend, replies))
     held = {r["request_key"]: r for r in ledger.records([r["request_key"] for r in records])}
