@@ -80,7 +80,7 @@ def test_no_declared_ceiling_no_verdict(tmp_path: Path) -> None:
     root = _catalogue(tmp_path / "catalogues", reply_gives_label=True)
     text = (root / "constants.yaml").read_text()
     start = text.index("\n# The catalogue audit")
-    end = text.index("shortcut_ceiling: 0.40") + len("shortcut_ceiling: 0.40")
+    end = text.index("two_sided_ceiling: 0.45") + len("two_sided_ceiling: 0.45")
     (root / "constants.yaml").write_text(text[:start] + text[end:])
     cat = load(root)
     with pytest.raises(ValueError, match=r"audit\.shortcut_ceiling"):

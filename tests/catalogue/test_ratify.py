@@ -38,7 +38,7 @@ def test_an_edited_threshold_fails_the_gate_until_ratified(tmp_path: Path) -> No
     for v in verdict.dimensions.values():
         first = v.reasons[0]
         assert first.code == "constants_not_ratified" and first.severity == "hard_fail"
-        assert "constants not ratified: changed since ADR-0014" in first.message
+        assert "constants not ratified: changed since ADR-0029" in first.message
     adr = tmp_path / "docs" / "adr" / "0099-lower-the-gate.md"
     adr.parent.mkdir(parents=True)
     adr.write_text("# ADR-0099: Lower the gate\n")
@@ -86,8 +86,8 @@ def test_the_report_header_names_the_adr_or_says_not_ratified(tmp_path: Path) ->
     root = tmp_path / "catalogues"
     build_balanced(root, copies=1)
     page = str(rp.header("t", "l", catalogue=load(root), judge="baseline", parameters={}))
-    assert "ADR-0014" in page and "not ratified" not in page.lower()
+    assert "ADR-0029" in page and "not ratified" not in page.lower()
     _loosen(root)
     page = str(rp.header("t", "l", catalogue=load(root), judge="baseline", parameters={}))
     assert "Constants not ratified: not gate evidence" in page
-    assert "changed since ADR-0014" in page and "NOT RATIFIED" in page
+    assert "changed since ADR-0029" in page and "NOT RATIFIED" in page

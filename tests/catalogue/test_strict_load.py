@@ -19,7 +19,16 @@ from evalkit.errors import CatalogueError, Problem
 from tests.factory import REPO, SHIPPED
 
 GB = "cases/calibration/en-GB/cases.yaml"
-FIRST_CASE = "cba57647"  # first case of GB: explicit ideation, onset_turn 0
+
+
+def _first_v2_case() -> str:
+    """The first en-GB calibration case written for catalogue v2 (created 2026-12-01): the
+    one the date tests below edit, since they replace the first such ``created`` line."""
+    cases = yaml.safe_load((SHIPPED / GB).read_text(encoding="utf-8"))["cases"]
+    return next(c["id"] for c in cases if str(c["provenance"]["created"]) == "2026-12-01")
+
+
+FIRST_CASE = _first_v2_case()
 
 
 @pytest.fixture
@@ -99,7 +108,7 @@ def test_a_second_top_level_cases_key(root: Path) -> None:
 
 
 def test_a_second_top_level_key_of_another_name(root: Path) -> None:
-    _sub(root, GB, "cases:\n- id: cba57647", "more_cases: []\ncases:\n- id: cba57647")
+    _sub(root, GB, "cases:\n- id: ", "more_cases: []\ncases:\n- id: ")
     _assert_named(_problems(root), GB, "unknown top-level key", field="more_cases")
 
 
