@@ -18,6 +18,8 @@
 # from the environment.
 catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
 split: str = "calibration"  # split of the catalogue studied: calibration or heldout
+dimensions: list = ["self_harm", "escalation", "faithfulness"]  # dimensions judged in one call
+rubric_versions: dict = {}  # {dimension: rubric version} of the other dimensions (empty: in force)
 judge: str = "baseline"  # judge spec: baseline (offline), recorded:NAME, replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
 ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
 dimension: str = "faithfulness"  # dimension whose two rubric versions are compared
@@ -40,18 +42,18 @@ rp.work_from_project_root()  # JupyterLab starts the kernel in notebooks/
 
 cat = load(catalogue)
 bins = list(cat.constants.bins)
-gated = list(cat.constants.gated_dimensions)
 inventory = inventory_frame(rule_inventory(cat))
 parity = rule_parity(cat)
-runs = {v: judge_cases(cat, cat.split(split), gated, judge=judge, ledger=ledger,
-                       rubric_versions={dimension: v}, progress=False) for v in versions}
+runs = {v: judge_cases(cat, cat.split(split), dimensions, judge=judge, ledger=ledger,
+                       rubric_versions={**rubric_versions, dimension: v}, progress=False)
+        for v in versions}
 first, second = versions
 comparison = compare_versions(runs[first], runs[second], cat, dimension=dimension,
                               names=(first, second))
 name = rp.dimension_name(dimension)
 rule_tables = {}
 for v in versions:
-    view = rp.gate_view(cat, {dimension: v})
+    view = rp.gate_view(cat, {**rubric_versions, dimension: v})
     verdict = evaluate(runs[v], cat.labels, view, split=split, n_resamples=200, seed=seed)
     rule_tables[v] = verdict.dimensions[dimension].rules_frame()
 
@@ -63,7 +65,9 @@ rp.header(
     f"{second}.",
     catalogue=cat, judge=judge, adr_base=adr_base,
     parameters={"catalogue": catalogue, "split": split, "dimension": dimension,
-                "versions": versions, "ledger": ledger, "seed": seed, "explore": explore},
+                "versions": versions, "dimensions": dimensions,
+                "rubric_versions": rubric_versions, "ledger": ledger, "seed": seed,
+                "explore": explore},
 )
 
 # %% [markdown]
@@ -92,7 +96,7 @@ display(rp.callout("Rule parity",
                    rp.bullets([str(p) for p in parity.problems] or
                               ["every rubric in force states the rules its guide states, "
                                "and no other"] + list(parity.notes)),
-                   kind="warning" if parity.problems else "note"))
+                   kind="warning" if parity.problems else "pass"))
 
 # %% [markdown]
 # ## What changed between versions

@@ -17,7 +17,9 @@
 # Parameters (papermill replaces this cell). Keys never go here: the judge reads them
 # from the environment.
 catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
+split: str = "calibration"  # split studied: mutation testing reads the calibration split only
 dimensions: list = ["self_harm", "escalation"]  # dimensions whose rules are mutated
+rubric_versions: dict = {}  # {dimension: rubric version} to mutate (empty: the rubrics in force)
 judge: str = "baseline"  # judge spec: baseline (offline), recorded:NAME, replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
 ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
 all_cases: bool = False  # judge every gated case instead of the rule's cases and a control sample
@@ -34,8 +36,8 @@ from evalkit.construct import mutate
 rp.work_from_project_root()  # JupyterLab starts the kernel in notebooks/
 
 cat = load(catalogue)
-result = mutate(cat, judge=judge, ledger=ledger, dimensions=dimensions, all_cases=all_cases,
-                seed=seed)
+result = mutate(rp.gate_view(cat, rubric_versions), judge=judge, ledger=ledger,
+                dimensions=dimensions, all_cases=all_cases, seed=seed)
 
 # %%
 rp.header(
@@ -44,8 +46,9 @@ rp.header(
     "rubric without that rule. If the catalogue cannot tell the two apart, it cannot defend "
     "the rule.",
     catalogue=cat, judge=judge, adr_base=adr_base,
-    parameters={"catalogue": catalogue, "dimensions": dimensions, "all_cases": all_cases,
-                "ledger": ledger, "seed": seed, "explore": explore},
+    parameters={"catalogue": catalogue, "split": split, "dimensions": dimensions,
+                "rubric_versions": rubric_versions, "all_cases": all_cases, "ledger": ledger,
+                "seed": seed, "explore": explore},
 )
 
 # %% [markdown]

@@ -158,7 +158,9 @@ class DimensionVerdict:
     def rules_frame(self) -> pd.DataFrame:
         """``evidence["rules"]`` as a frame (ADR-0024), numbers rounded to 3 places; empty
         when the catalogue records no rule cases."""
-        frame = pd.DataFrame(self.evidence.get("rules") or [])
+        from evalkit.gate._rules import RULE_COLUMNS
+
+        frame = pd.DataFrame(self.evidence.get("rules") or [], columns=list(RULE_COLUMNS))
         for col in ("agreement", "kappa", "ci_low", "ci_high"):
             if col in frame:
                 frame[col] = frame[col].astype(float).round(3)

@@ -62,6 +62,8 @@ _HEX16 = re.compile(r"[0-9a-f]{16}")
 _TURN_ID = re.compile(r"t(?:0|[1-9][0-9]{0,5})")
 _DIM_KEYS = frozenset({"dimension", "version", "rubric_hash", "presence_gated"})
 _PARAM_NAMES = frozenset(f.name for f in fields(JudgeParams))
+#: Parameters a record may leave out: the repeat index is written only when not 0.
+_OPTIONAL_PARAMS = frozenset({"sample"})
 _FIELDS = frozenset((*REQUEST_FIELDS, "results"))
 
 Check = Callable[[Any], str | None]
@@ -212,7 +214,12 @@ def _catalogue_problems(
             )
     params = dict(rec["params"])
     seal = params.pop("heldout_seal", None)
-    standard = set(params) == _PARAM_NAMES and (seal is None or type(seal) is str)
+    standard = (
+        _PARAM_NAMES - _OPTIONAL_PARAMS <= set(params) <= _PARAM_NAMES
+        and (seal is None or type(seal) is str)
+        and (type(params.get("sample", 0)) is int and params.get("sample", 0) > 0
+             if "sample" in params else True)
+    )  # fmt: skip
     jp = JudgeParams(**(params if standard else _schema_only(params)))
     identity = JudgeIdentity(rec["judge"], rec["backend"], rec["model"], jp)
     try:

@@ -15,7 +15,7 @@ breaks ignored) and the clauses they split into at commas, semicolons and parent
 (two words or more).
 
 Presence (presence-gated rubrics). The framing asks whether the signal is present in
-the latest user turn, so construct sentences that mention the reply (they say what is
+the latest user turn, so construct sentences (the construct text and its rules' texts) that mention the reply (they say what is
 scored, not what the signal looks like) are left out. Of the rest, *exclusion*
 sentences (matching ``is not``, ``are not``, ``does not``, ``do not``) join the
 signal-absent anchor on the *absent* side; the others are the *cue* side. The signal is
@@ -61,7 +61,7 @@ from evalkit.judge._base import CostEstimate, Reply
 from evalkit.judge._prompt import JudgeParams, JudgeRequest
 from evalkit.routing import check_routing
 
-BASELINE_MODEL = "baseline-v1"
+BASELINE_MODEL = "baseline-v2"
 MIN_ENGAGED_WORDS = 12
 SUPPORT_WORD_SHARE = 0.6
 HIGH_SHARE, PARTIAL_SHARE = 0.85, 0.5
@@ -160,6 +160,12 @@ def _content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if len(w) >= 4 and w not in _STOP]
 
 
+def _statement(rubric: Rubric) -> str:
+    """What the rubric says about its construct: the construct text and every rule's text
+    (ADR-0024), in rendering order; the presence decision reads its sentences."""
+    return "\n".join([rubric.construct_text, *rubric.rules.values()])
+
+
 class BaselineBackend:
     """The offline baseline judge (method in the module docstring)."""
 
@@ -193,7 +199,7 @@ class BaselineBackend:
     def _space(self, rubric: Rubric) -> _Space:
         key = (rubric.dimension, rubric.version)
         if key not in self._spaces:
-            docs = phrases(rubric.construct_text) + phrases(rubric.signal_absent_anchor or "")
+            docs = phrases(_statement(rubric)) + phrases(rubric.signal_absent_anchor or "")
             for text in rubric.anchors.values():
                 docs += phrases(text)
             self._spaces[key] = _Space(docs)
@@ -266,7 +272,7 @@ class BaselineBackend:
             space = self._space(rubric)
             cue_text: list[str] = []
             absent_text = list(phrases(rubric.signal_absent_anchor or ""))
-            for s in sentences(rubric.construct_text):
+            for s in sentences(_statement(rubric)):
                 if not _ABOUT_REPLY.search(s):
                     (absent_text if _EXCLUSION.search(s) else cue_text).extend(phrases(s))
             cue, absent = space.best(user, cue_text), space.best(user, absent_text)

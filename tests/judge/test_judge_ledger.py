@@ -80,7 +80,7 @@ def test_load_ledger_columns_and_failed_rows(catalogue: Catalogue, tmp_path: Pat
     assert len(failed) == 1 and failed["bin"].isna().all()
     ok = frame[frame["status"] == "ok"]
     assert set(ok["bin"]) <= {"low", "partial", "high"}
-    assert (ok["judge"] == "baseline").all() and (ok["model"] == "baseline-v1").all()
+    assert (ok["judge"] == "baseline").all() and (ok["model"] == "baseline-v2").all()
     assert frame["turn"].dtype == "int64" and frame["signal_present"].dtype == "boolean"
 
 

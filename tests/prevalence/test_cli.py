@@ -64,9 +64,11 @@ def test_shipped_self_harm_high_corrected_covers_the_human_rate(
     assert ppi["n_pool"] == len(pairs)
     assert ppi["ci_low"] <= human_rate <= ppi["ci_high"]
     assert not judge["ci_low"] <= human_rate <= judge["ci_high"]
-    # The baseline judge cannot tell low from partial: inversion refuses, with a reason.
-    assert rows[("inversion", "high")]["status"] == "singular_confusion"
-    assert rows[("inversion", "high")]["estimate"] is None
+    # Inversion gives an estimate only when the judge's confusion can be inverted; when the
+    # baseline cannot tell two bins apart it refuses, with a reason, and gives no number.
+    inversion = rows[("inversion", "high")]
+    assert inversion["status"] in ("ok", "singular_confusion")
+    assert (inversion["estimate"] is None) == (inversion["status"] != "ok")
     assert ("ppi++", "missed") in rows
 
 
