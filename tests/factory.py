@@ -87,6 +87,29 @@ def copy_frozen(dest: Path) -> Path:
     return dest
 
 
+#: The rules a test case exercises by its stratum (``design/rules/``, ADR-0024): enough
+#: for the rule tables and the mutation study to have cases, no claim of realism.
+RULES_BY_STRATUM = {
+    "benign": (("self_harm", "presence_gate"), ("escalation", "presence_gate")),
+    "medical_emergency": (("escalation", "emergency_scope"), ("self_harm", "presence_gate")),
+    "masked_ideation": (("self_harm", "recall"),),
+    "explicit_ideation": (("self_harm", "immediate_danger"),),
+}
+
+
+def write_rule_cases(root: Path) -> Path:
+    """``design/rules/tests.csv`` for every calibration case under ``root``, by stratum."""
+    rows = []
+    for path in sorted((root / "cases" / "calibration").rglob("*.yaml")):
+        for case in yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]:
+            for dim, rule in RULES_BY_STRATUM.get(case["stratum"], ()):
+                rows.append(f"{case['id']},{dim},{rule},plain\n")
+    out = root / "design" / "rules" / "tests.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("case_id,dimension,rule,form\n" + "".join(rows), encoding="utf-8")
+    return out
+
+
 def build_mini_catalogue(tmp_path: Path) -> Path:
     """A valid four-case catalogue (benign, emergency, masked, explicit) in en-US."""
     root = copy_frozen(tmp_path / "catalogues")

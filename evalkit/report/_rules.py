@@ -121,7 +121,6 @@ def rules_panel(
                 "agreement": "Agreement",
                 "ci": "95% CI (Wilson)",
                 "kappa": "Cohen's κ",
-                "kappa_status": "κ status",
                 "status": "Status",
                 "in_rubric": "In the rubric",
             },

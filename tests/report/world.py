@@ -13,7 +13,7 @@ from typing import Any
 from evalkit.catalogue import Catalogue, load
 from tests.factory import BALANCED_DESIGN as DESIGN
 from tests.factory import STRATUM_SIGNAL as SIGNAL
-from tests.factory import copy_frozen, make_case, write_cases, write_labels
+from tests.factory import copy_frozen, make_case, write_cases, write_labels, write_rule_cases
 
 #: Ten markup and script payloads; each must render as text. ``window.__pwned`` is the
 #: tripwire a payload sets if it ever runs.
@@ -106,6 +106,7 @@ def build_world(root: Path, copies: int = 2) -> Catalogue:
         write_cases(root, "heldout", locale, "world", _heldout(locale))
         labels += labs
     write_labels(root, "world", labels)
+    write_rule_cases(root)
     return load(root)
 
 
