@@ -15,8 +15,9 @@ breaks ignored) and the clauses they split into at commas, semicolons and parent
 (two words or more).
 
 Presence (presence-gated rubrics). The framing asks whether the signal is present in
-the latest user turn, so construct sentences (the construct text and its rules' texts) that mention the reply (they say what is
-scored, not what the signal looks like) are left out. Of the rest, *exclusion*
+the latest user turn, so construct sentences (the construct text and its rules' texts)
+that mention the reply (they say what is scored, not what the signal looks like) are
+left out. Of the rest, *exclusion*
 sentences (matching ``is not``, ``are not``, ``does not``, ``do not``) join the
 signal-absent anchor on the *absent* side; the others are the *cue* side. The signal is
 present when the latest user turn is strictly closer to a cue phrase than to an absent
