@@ -81,6 +81,7 @@ rp.header(
 
 # %%
 display(rp.adr_list(["adr-0024", "adr-0025", "adr-0028"], adr_base))
+display(rp.rule_cases_chart(inventory, "Cases exercising each rule"))
 rp.table(inventory, caption="Each rule: where it is stated, how many cases exercise it")
 
 # %% [markdown]

@@ -137,6 +137,7 @@ from evalkit.report._rules import (
     labeler_rule_agreement,
     mutation_chart,
     mutation_headline,
+    rule_cases_chart,
     rule_disagreements,
     rules_panel,
 )
@@ -265,6 +266,7 @@ __all__ = [
     "render_notebook",
     "row",
     "rubric_card",
+    "rule_cases_chart",
     "rule_disagreements",
     "rules_panel",
     "run_studies",

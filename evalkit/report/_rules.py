@@ -249,3 +249,36 @@ def mutation_headline(result: Any) -> Any:
         text = "no rule exercised" if score is None else f"{killed} of {exercised} mutants killed"
         lines.append((f"{dim} mutation score", text))
     return Headline(DESCRIPTIVE, tuple(lines))
+
+
+def rule_cases_chart(inventory: pd.DataFrame, title: str) -> Any:
+    """How many calibration cases exercise each rule (the frame of
+    :func:`evalkit.construct._rules.inventory_frame`), one bar per dimension.rule, split by
+    locale; guide-only rules left out."""
+    import altair as alt
+
+    from evalkit.report._charts import Chart
+
+    cols = [c for c in inventory.columns if c.startswith("calibration ")]
+    rows = []
+    for r in inventory.to_dict("records"):
+        if r["guide"] == "guide-only":
+            continue
+        for c in cols:
+            rows.append({"rule": f"{r['dimension']}.{r['rule']}", "locale": c.split(" ", 1)[1],
+                         "cases": int(r[c])})  # fmt: skip
+    data = pd.DataFrame(rows, columns=["rule", "locale", "cases"])
+    if data.empty or not data["cases"].sum():
+        return Html(f'<p class="ek-table-note">{title}: no case exercises a rule.</p>')
+    spec = (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            y=alt.Y("rule:N", title="Rule", sort=list(dict.fromkeys(data["rule"]))),
+            x=alt.X("sum(cases):Q", title="Calibration cases"),
+            color=alt.Color("locale:N", title="Locale"),
+            tooltip=["rule:N", "locale:N", "cases:Q"],
+        )
+        .properties(width=420, height=max(80, 16 * data["rule"].nunique()), title=title)
+    )
+    return Chart(spec, f"{title}: calibration cases exercising each rule, per locale")
