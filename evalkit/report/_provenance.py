@@ -41,7 +41,7 @@ JUDGE_COLUMNS = (
 def judge_kind(judge: str) -> str:
     """``baseline``, ``replay``, ``anthropic``, ``openai`` or ``other``."""
     head = judge.split(":", 1)[0]
-    return head if head in ("baseline", "replay", "anthropic", "openai") else "other"
+    return head if head in ("baseline", "replay", "anthropic", "openai", "recorded") else "other"
 
 
 def ledger_frame(path: str | Path) -> pd.DataFrame:
@@ -150,10 +150,12 @@ def _hashes(values: tuple[Any, ...], in_force: str | None) -> Html:
 #: Backends whose answers are a pure function of the case: when they ran says nothing,
 #: and a time on their pages would change every tracked report a fresh clone renders
 #: (ADR-0020).
-TIMELESS_BACKENDS = frozenset({"baseline"})
+TIMELESS_BACKENDS = frozenset({"baseline", "recorded"})
 
 
 def _when(stamp: Any, backend: Any = None) -> str:
+    if backend == "recorded":  # the ledger's time is when the file was imported
+        return "from a recording"
     if backend in TIMELESS_BACKENDS:
         return "deterministic"
     text = "" if is_missing(stamp) else str(stamp)
@@ -272,6 +274,19 @@ def judge_note(judge: str, adr_base: str = "adr/", judges: pd.DataFrame | None =
                 adr,
                 "). It is a floor for a real judge to beat: its verdicts describe the "
                 "baseline, not a production judge, and must not gate a launch.",
+            ),
+            kind="warning",
+        )
+    if kind == "recorded":
+        return callout(
+            f"Judge: {judge} (recorded answers, not a judge that was called)",
+            paragraph(
+                "Every answer was read from a recorded batch output file (recordings/), made "
+                "outside evalkit and imported through the same strict parser as a live "
+                "answer; its README says what answered and how. Nothing was sent to a model. "
+                "A recorded judge is never gate evidence (",
+                link(adr_href("adr-0026", adr_base), "ADR-0026"),
+                ").",
             ),
             kind="warning",
         )
