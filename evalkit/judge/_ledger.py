@@ -551,12 +551,18 @@ class Ledger:
         return counts
 
 
-def load_ledger(path: str | Path) -> pd.DataFrame:
+def load_ledger(path: str | Path, *, catalogue: Catalogue | None = None) -> pd.DataFrame:
     """The ledger at ``path`` as a long DataFrame.
 
     ``path`` is a SQLite ledger, a ``.jsonl`` export (one request per line, see
     :meth:`Ledger.export_jsonl`) or a ``.jsonl`` of this frame's rows (one row per
     line, as ``DataFrame.to_json(orient="records", lines=True)`` writes it).
+
+    With ``catalogue`` (the gate, the prevalence pool: whatever is evidence), a JSONL
+    export is validated against it as :func:`import_jsonl` validates it (request and
+    content keys, hashes and bins rebuilt from the catalogue), and a frame-rows JSONL is
+    refused: its rows carry no request to rebuild, so nothing in it can be checked
+    (issue #30: a renamed baseline ledger with the consensus for bins passed the gate).
 
     One row per (request, requested dimension), columns :data:`LEDGER_COLUMNS`.
     Failed requests (``unparseable``, ``refused``, ``error``) give one row per
@@ -564,15 +570,22 @@ def load_ledger(path: str | Path) -> pd.DataFrame:
     describe the whole request and repeat on each of its dimension rows: sum them
     over ``frame.drop_duplicates("request_key")``. Raises :class:`LedgerError` if
     the file does not exist, is not a ledger or is damaged, or if a line of a JSONL
-    export breaks the rules of :mod:`evalkit.judge._validate` (bins are not checked
-    here: no catalogue is given).
+    export breaks the rules of :mod:`evalkit.judge._validate` (bins and keys are checked
+    only with ``catalogue``).
     """
     p = Path(path)
     if not p.exists():
         raise LedgerError(f"{p}: no such ledger")
     if p.suffix == ".jsonl":
         if is_record_jsonl(p):
-            return records_frame(read_jsonl(p))
+            return records_frame(read_jsonl(p, catalogue=catalogue))
+        if catalogue is not None:
+            raise LedgerError(
+                f"{p}: a JSONL of frame rows, not a ledger export: its answers cannot be "
+                "checked against the catalogue, so they are not evidence. Give the SQLite "
+                "ledger or its export (`evalkit judge ... --export-jsonl FILE`), which is "
+                "validated; an export goes into a ledger with `--import-jsonl FILE`"
+            )
         return frame_rows_jsonl(p)
     with Ledger(p, create=False) as ledger:
         return ledger.frame()

@@ -54,6 +54,8 @@ LEDGER_COLUMNS = (
     "seal_id",
     "sample",
     "temperature",
+    "content_key",
+    "schema_version",
 )
 
 REQUEST_FIELDS = (
@@ -149,6 +151,10 @@ def _request_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
                 # not sent, the provider's default)
                 "sample": (rec["params"] or {}).get("sample", 0),
                 "temperature": (rec["params"] or {}).get("temperature"),
+                # what the request asked about (case, turn, rubrics, framing), rebuilt
+                # from the catalogue at gate time to set stale answers aside
+                "content_key": rec["content_key"],
+                "schema_version": (rec["params"] or {}).get("schema_version"),
             }
         )
     return rows
