@@ -32,7 +32,7 @@ from IPython.display import display
 
 import evalkit.report as rp
 from evalkit.catalogue import audit, load
-from evalkit.gate import evaluate, study_pairs
+from evalkit.gate import evaluate, label_history, study_pairs
 from evalkit.judge import judge_cases
 
 rp.work_from_project_root()  # JupyterLab starts the kernel in notebooks/
@@ -46,7 +46,7 @@ rows = judge_cases(cat, cat.split(split), dimensions, judge=judge, ledger=ledger
 # verdict and the agreement table describe the same pairs; it never reads as gate evidence.
 exploring = rp.exploration(cat, rubric_versions, explore=explore, dimensions=dimensions)
 verdict = evaluate(rows, cat.labels, rp.gate_view(cat, rubric_versions), split=split,
-                   n_resamples=n_resamples, seed=seed)
+                   n_resamples=n_resamples, seed=seed, label_history=label_history(cat))
 pairs = study_pairs(rows, cat.labels, cat, split=split, rubric_versions=rubric_versions)
 shown = [d for d in dimensions if d in verdict.dimensions]
 

@@ -231,3 +231,73 @@ def agreeing_ledger(cat: Catalogue) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+class ScriptedJudge:
+    """An offline judge answering each (case, dimension) with a given bin (test code: it
+    reads the case id, which no real judge sees). Its requests are a pinned Anthropic
+    judge's, so a ledger it fills is as the gate reads a real one."""
+
+    kind = "anthropic"
+    networked = False
+    batch_mode = False
+
+    def __init__(
+        self,
+        answers: dict[tuple[str, str], str],
+        model: str = "claude-sonnet-4-6",
+        response_model: str | None = None,
+    ) -> None:
+        from evalkit.judge._prompt import JudgeParams
+
+        self.params = JudgeParams()
+        self.answers = answers
+        self.model, self.spec = model, f"anthropic:{model}"
+        self.response_model = response_model or model
+
+    async def call(self, request: Any) -> Any:
+        from evalkit.judge._base import Reply
+
+        scores = [
+            {
+                "dimension": dim,
+                "bin": self.answers[(request.case_id, dim)],
+                "signal_present": self.answers[(request.case_id, dim)] != "low",
+                "evidence_turns": [request.scored_turn_id],
+                "rationale": "scripted",
+                "injection_attempt": False,
+            }
+            for dim in request.dimension_names
+        ]
+        return Reply("answer", payload={"scores": scores}, response_model=self.response_model)
+
+    async def estimate(self, requests: Any) -> Any:
+        from evalkit.judge._base import CostEstimate
+
+        return CostEstimate(0, 0, 0.0, "none")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def consensus_answers(cat: Catalogue) -> dict[tuple[str, str], str]:
+    """The consensus bin of every labelled (case, dimension): an oracle's answers."""
+    return {(lab.case_id, lab.dimension): lab.bin for lab in cat.labels}
+
+
+def record_ledger(
+    cat: Catalogue,
+    path: Path,
+    answers: dict[tuple[str, str], str] | None = None,
+    **judge: str,
+) -> pd.DataFrame:
+    """A real SQLite ledger at ``path`` (added to if it exists) whose answers are
+    ``answers`` (default: the consensus), judged by a :class:`ScriptedJudge` (``model``,
+    ``response_model``) on every labelled calibration case; returns the run's frame."""
+    from evalkit.judge import judge_cases
+
+    given = answers or consensus_answers(cat)
+    ids = sorted({cid for cid, _ in given} & {c.id for c in cat.split("calibration")})
+    dims = sorted({dim for _, dim in given})
+    backend = ScriptedJudge(given, **judge)
+    return judge_cases(cat, ids, dims, ledger=path, backend=backend, progress=False)

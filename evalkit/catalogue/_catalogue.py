@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -88,9 +89,10 @@ class Catalogue:
         except KeyError:
             raise KeyError(f"no rubric {dimension} {version} in {self.root}/rubrics") from None
 
-    @property
+    @cached_property
     def constants_hash(self) -> str:
-        """Identity of the frozen constants: :meth:`FrozenConstants.content_hash`."""
+        """Identity of the frozen constants: :meth:`FrozenConstants.content_hash` (computed
+        once: both are frozen)."""
         return self.constants.content_hash()
 
     @property

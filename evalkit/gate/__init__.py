@@ -16,6 +16,7 @@ from evalkit.gate._departures import (
 )
 from evalkit.gate._evaluate import FAILED_STATUSES, evaluate
 from evalkit.gate._identity import judges_frame, select_judge
+from evalkit.gate._labels import LabelHistory, label_history
 from evalkit.gate._pairs import (
     PAIR_COLUMNS,
     complete_rows,
@@ -38,6 +39,7 @@ __all__ = [
     "PAIR_COLUMNS",
     "DimensionVerdict",
     "GateVerdict",
+    "LabelHistory",
     "Reason",
     "breakdown",
     "complete_rows",
@@ -51,6 +53,7 @@ __all__ = [
     "kappa_max",
     "kappa_pairs",
     "label_balance",
+    "label_history",
     "labels_frame",
     "length_bias",
     "miss_rate_upper_bound",

@@ -11,13 +11,18 @@ from evalkit.catalogue import Catalogue, load, read_labels
 from evalkit.errors import CatalogueError, EvalkitError, GateInputError
 from evalkit.gate._ci_formats import remove_stale_reports, write_ci_reports
 from evalkit.gate._evaluate import evaluate
+from evalkit.gate._labels import label_history
 from evalkit.gate._verdict import GateVerdict
 
 
 def register(subparsers: Any) -> None:
     gate = subparsers.add_parser("gate", help="decide the relock gate from a judge ledger")
     gate.add_argument("--ledger", required=True, help="judge ledger (SQLite or JSONL)")
-    gate.add_argument("--labels", help="labels CSV (default: the catalogue's labels)")
+    gate.add_argument(
+        "--labels",
+        help="labels CSV (default: the catalogue's consensus); held-out: the sealed sheet. "
+        "Calibration labels the catalogue does not declare are never gate evidence",
+    )
     gate.add_argument("--split", default="calibration", choices=["calibration", "heldout"])
     gate.add_argument("--catalogue", default="catalogues", help="catalogue folder")
     gate.add_argument("--json", action="store_true", help="print the verdict as JSON")
@@ -62,12 +67,17 @@ def render_table(verdict: GateVerdict) -> str:
     lines.append(f"overall: {verdict.overall}")
     if verdict.judge:
         who = verdict.judge
-        lines.append(
-            f"judge: {who.get('judge')} (backend {who.get('backend')}, model {who.get('model')}, "
-            f"answered by {who.get('response_model')})"
-            if "judges" not in who
-            else f"judges: {', '.join(str(j['judge']) for j in who['judges'])}"
-        )
+        if "judges" in who:
+            lines.append(f"judges: {', '.join(str(j['judge']) for j in who['judges'])}")
+        else:
+            answered = who.get("response_model")
+            lines.append(
+                f"judge: {who.get('judge')} (backend {who.get('backend')}, model "
+                f"{who.get('model')}, "
+                + (f"answered by {answered})" if answered else "no responding model recorded)")
+            )
+    if verdict.hashes.get("labels"):
+        lines.append(f"labels: {verdict.hashes['labels']}")
     for dim, v in verdict.dimensions.items():
         for reason in v.reasons:
             lines.append(f"  {dim}: {reason}")
@@ -120,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         catalogue = load(args.catalogue)
         from evalkit.judge import load_ledger
 
-        ledger = load_ledger(args.ledger)
+        ledger = load_ledger(args.ledger, catalogue=catalogue)
         if ledger.empty:
             raise GateInputError(f"{args.ledger}: the ledger holds no judge answers")
         labels = _labels(args, catalogue)
@@ -128,7 +138,15 @@ def run(args: argparse.Namespace) -> int:
             from evalkit.heldout import assert_sealed_before
 
             assert_sealed_before(catalogue, ledger, source=str(args.ledger))
-        verdict = evaluate(ledger, labels, catalogue, split=args.split, judge_spec=args.judge_spec)
+        verdict = evaluate(
+            ledger,
+            labels,
+            catalogue,
+            split=args.split,
+            judge_spec=args.judge_spec,
+            labels_from=args.labels,
+            label_history=label_history(catalogue) if args.split == "calibration" else None,
+        )
         written = write_ci_reports(verdict, junit=args.junit, markdown=args.markdown)
     except (EvalkitError, FileNotFoundError, ValueError) as exc:
         print(f"evalkit gate: unusable input: {exc}", file=sys.stderr)

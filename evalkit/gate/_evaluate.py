@@ -35,6 +35,7 @@ from evalkit.catalogue import Catalogue, FrozenConstants, Label
 from evalkit.gate._canaries import canary_outcomes
 from evalkit.gate._evidence import human_evidence, settledness
 from evalkit.gate._identity import select_judge
+from evalkit.gate._labels import LabelHistory, same_labels, source_reasons, timing_reasons
 from evalkit.gate._pairs import (
     complete_rows,
     dimension_pairs,
@@ -43,7 +44,13 @@ from evalkit.gate._pairs import (
     labels_frame,
     repeated_answers,
 )
-from evalkit.gate._provenance import expected_hashes, foreign_reasons, matching_rows
+from evalkit.gate._provenance import (
+    expected_hashes,
+    foreign_reasons,
+    matching_rows,
+    stale_reasons,
+    stale_requests,
+)
 from evalkit.gate._recall import recall_check
 from evalkit.gate._repeats import cherry_picked_repeats, stability
 from evalkit.gate._rules import rule_agreement
@@ -52,16 +59,6 @@ from evalkit.gate._verdict import DimensionVerdict, GateVerdict, Reason
 
 #: Statuses of judge answers that count against the frozen share.
 FAILED_STATUSES = ("unparseable", "refused", "error")
-
-
-def _same_labels(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    """Whether two label frames hold the same (case, dimension, bin) triples."""
-    cols = ["case_id", "dimension", "bin"]
-    if len(a) != len(b):
-        return False
-    return set(map(tuple, a[cols].astype(str).to_numpy())) == set(
-        map(tuple, b[cols].astype(str).to_numpy())
-    )
 
 
 def _evaluate_dimension(
@@ -75,6 +72,7 @@ def _evaluate_dimension(
     n_resamples: int,
     seed: int,
     label_sets: Mapping[str, Sequence[Label]] | None = None,
+    stale: set[str] | None = None,
 ) -> DimensionVerdict:
     bins, rule = list(constants.bins), constants.gate
     reasons: list[Reason] = []
@@ -85,6 +83,9 @@ def _evaluate_dimension(
     matching = matching_rows(ledger_rows, dim, expected)
     reasons.extend(foreign_reasons(ledger_rows, matching, dim))
     ledger_rows = ledger_rows[matching]
+    if stale:
+        reasons.extend(stale_reasons(ledger_rows, stale))
+        ledger_rows = ledger_rows[~ledger_rows["request_key"].isin(stale)]
     repeats = int(repeated_answers(ledger_rows).get(dim, 0)) if len(ledger_rows) else 0
     if repeats:
         add(
@@ -323,6 +324,8 @@ def evaluate(
     seed: int = 0,
     label_sets: Mapping[str, Sequence[Label]] | None = None,
     judge_spec: str | None = None,
+    labels_from: str | None = None,
+    label_history: LabelHistory | None = None,
 ) -> GateVerdict:
     """Decide the gate from a judge ledger frame, human labels and the frozen constants.
 
@@ -344,6 +347,13 @@ def evaluate(
     a ``response_model`` other than the model asked for, or the reference baseline are
     hard fails of every dimension. The verdict's ``judge`` says who was gated.
 
+    Calibration labels must be the catalogue's (ADR-0030): other labels are a hard fail
+    naming ``labels_from`` (where they came from), one declared set a note. Answers about a
+    conversation that has changed since are set aside (a hard fail where nothing current
+    is left). With ``label_history`` (:func:`evalkit.gate.label_history`, which asks git;
+    the CLI passes it), labels committed after the judge's first answer, or not committed,
+    are a hard fail; without it this is not checked.
+
     Pure: reads nothing from disk and writes nothing. Deterministic for a given ``seed``.
     """
     catalogue = constants if isinstance(constants, Catalogue) else None
@@ -351,7 +361,10 @@ def evaluate(
     assert isinstance(frozen, FrozenConstants)
     expected = expected_hashes(constants)
     lab = labels_frame(labels)
-    consensus = catalogue is not None and _same_labels(lab, labels_frame(catalogue.labels))
+    consensus = catalogue is not None and same_labels(lab, labels_frame(catalogue.labels))
+    label_reasons: list[Reason] = []
+    if catalogue is not None and split == "calibration" and not consensus:
+        expected["labels"], label_reasons = source_reasons(lab, catalogue, labels_from)
     if catalogue is not None and consensus:
         # The labels are the catalogue's consensus: record how it was built (ADR-0012).
         expected["consensus_rule"] = catalogue.consensus_rule.describe()
@@ -359,12 +372,12 @@ def evaluate(
         if label_sets is None:
             label_sets = catalogue.label_sets
     ledger, identity_reasons, judge = select_judge(ledger, judge_spec)
+    if catalogue is not None and split is not None and len(ledger):
+        ledger = ledger[ledger["case_id"].isin({c.id for c in catalogue.split(split)})]
+    stale = stale_requests(ledger, catalogue) if catalogue is not None else set()
     verdicts = {}
     for dim in frozen.gated_dimensions:
         rows = ledger[ledger["dimension"] == dim] if len(ledger) else ledger
-        if catalogue is not None and split is not None and len(rows):
-            ids = {c.id for c in catalogue.split(split)}
-            rows = rows[rows["case_id"].isin(ids)]
         verdicts[dim] = _evaluate_dimension(
             dim,
             lab[lab["dimension"] == dim],
@@ -376,8 +389,11 @@ def evaluate(
             n_resamples,
             seed,
             label_sets,
+            stale,
         )
-    everywhere = list(identity_reasons)
+    everywhere = [*identity_reasons, *label_reasons]
+    if label_history is not None and split == "calibration":
+        everywhere += timing_reasons(label_history, ledger)
     if catalogue is not None:
         status = catalogue.ratification
         expected["ratified_by"] = status.adr

@@ -22,7 +22,7 @@ import pandas as pd
 from evalkit.catalogue import GATED_STRATA, Catalogue, Label
 from evalkit.errors import GateInputError
 from evalkit.gate._identity import select_judge
-from evalkit.gate._provenance import expected_hashes, matching_rows
+from evalkit.gate._provenance import expected_hashes, matching_rows, stale_requests
 
 #: Columns of :func:`join_pairs` and :func:`pairs`, in order (see :func:`pairs`).
 PAIR_COLUMNS = (
@@ -222,11 +222,14 @@ def study_pairs(
         d: catalogue.rubric(d, asked.get(d)).content_hash(bins) for d in dims
     }
     ids = {c.id for c in catalogue.split(split)} if split is not None else None
+    if ids is not None and len(ledger):
+        ledger = ledger[ledger["case_id"].isin(ids)]
+    stale = stale_requests(ledger, catalogue)
+    if stale:
+        ledger = ledger[~ledger["request_key"].isin(stale)]
     frames = []
     for dim in dims:
         rows = ledger[ledger["dimension"] == dim] if len(ledger) else ledger
-        if ids is not None and len(rows):
-            rows = rows[rows["case_id"].isin(ids)]
         if len(rows):
             rows = rows[matching_rows(rows, dim, expected)]
         frames.append(dimension_pairs(rows, labels, catalogue, dim, split))

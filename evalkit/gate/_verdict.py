@@ -38,6 +38,8 @@ ADR = {
     "adr-0014": "docs/adr/0014-minimum-pairs-per-dimension.md",
     "adr-0015": "docs/adr/0015-hash-chained-seals.md",
     "adr-0016": "docs/adr/0016-one-judge-and-injection-canaries.md",
+    "adr-0027": "docs/adr/0027-repeat-samples-and-the-gated-answer.md",
+    "adr-0030": "docs/adr/0030-gate-evidence-is-checked-at-gate-time.md",
 }
 
 

@@ -82,6 +82,29 @@ class GitAnchor:
                 out.append((commit, blob.stdout))
         return out
 
+    def last_commit_time(self, path: Path) -> str | None:
+        """Committer date (ISO 8601) of the last commit of HEAD touching ``path`` (a file
+        or folder); None when none did or it lies outside the checkout."""
+        rel = self._rel(path)
+        if rel is None or self.head is None:
+            return None
+        out = _git(self.top, "log", "-1", "--format=%cI", self.head, "--", rel)
+        if out is None or out.returncode != 0:
+            return None
+        return out.stdout.decode().strip() or None
+
+    def uncommitted(self, path: Path) -> list[str]:
+        """Files under ``path`` that differ from HEAD or are not tracked (ignored files
+        left out), relative to the checkout."""
+        rel = self._rel(path)
+        if rel is None:
+            return []
+        out = _git(self.top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", rel)
+        if out is None or out.returncode != 0:
+            return []
+        entries = [e for e in out.stdout.decode(errors="replace").split("\0") if e]
+        return [e[3:] for e in entries if len(e) > 3]
+
 
 def git_anchor(folder: Path) -> GitAnchor | None:
     """The checkout holding ``folder``; None when it is in none (or git is unavailable)."""

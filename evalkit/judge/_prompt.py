@@ -31,7 +31,7 @@ import hashlib
 import hmac
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from string import Template
 from typing import Any
@@ -278,43 +278,9 @@ def build_request(
     judged under (ADR-0015). Raises :class:`JudgeError` if ``turn`` is not an assistant
     turn or the framing is malformed.
     """
-    if not 0 <= turn < len(case.turns) or case.turns[turn].role != "assistant":
-        raise JudgeError(f"case {case.id}: turn {turn} is not an assistant turn")
-    if not rubrics:
-        raise JudgeError(f"case {case.id}: no dimensions to score")
-    constants = catalogue.constants
-    bins = constants.bins
-    sys_tpl, user_tpl = split_framing(constants.framing)
-    dims = tuple(
-        DimensionSpec(r.dimension, r.version, r.content_hash(bins), r.presence_gated)
-        for r in rubrics
+    dims, system, user_text, content_doc = _request_parts(
+        catalogue, case, turn, rubrics, identity.params.schema_version
     )
-    system = sys_tpl.substitute(
-        bins=", ".join(f"`{b}`" for b in bins),
-        anchoring=" ".join(constants.anchoring.split()),
-        rubrics="\n".join(r.render(bins) for r in rubrics).rstrip("\n"),
-    )
-
-    def user_text(request_id: str, nonce: str) -> str:
-        return user_tpl.substitute(
-            request_id=request_id,
-            nonce=nonce,
-            locale=case.locale,
-            sources=render_sources(case, nonce),
-            transcript=render_transcript(case, turn, nonce),
-            scored_turn=f"t{turn}",
-            dimensions=", ".join(f"`{d.dimension}`" for d in dims),
-        )
-
-    content_doc: dict[str, Any] = {
-        "v": KEY_VERSION,
-        "schema": identity.params.schema_version,
-        "framing_sha256": catalogue.framing_hash,
-        "constants_sha256": catalogue.constants_hash,
-        "rubrics": [[d.dimension, d.version, d.rubric_hash] for d in dims],
-        "system_sha256": _sha(system),
-        "user_sha256": _sha(user_text(_KEY_REQUEST, _KEY_NONCE)),
-    }
     content_key = _sha(_canonical(content_doc))
     params = identity.params.as_dict()
     if heldout_seal is not None:
@@ -333,7 +299,7 @@ def build_request(
         turn=turn,
         turn_ids=tuple(f"t{i}" for i in range(turn + 1)),
         dimensions=dims,
-        bins=tuple(bins),
+        bins=tuple(catalogue.constants.bins),
         locale=case.locale,
         system=system,
         user=user_text(request_id, nonce),
@@ -344,3 +310,84 @@ def build_request(
         model=identity.model,
         params=params,
     )
+
+
+def _request_parts(
+    catalogue: Catalogue,
+    case: Case,
+    turn: int,
+    rubrics: Sequence[Rubric],
+    schema_version: str,
+    system: str | None = None,
+    rubric_hashes: Sequence[str] | None = None,
+) -> tuple[tuple[DimensionSpec, ...], str, Callable[[str, str], str], dict[str, Any]]:
+    """What a request reads: its dimensions, system text, user text (given request id and
+    nonce) and the document its content key hashes. ``system`` (the system text, which
+    depends on the rubrics alone) and ``rubric_hashes`` may be passed when known."""
+    if not 0 <= turn < len(case.turns) or case.turns[turn].role != "assistant":
+        raise JudgeError(f"case {case.id}: turn {turn} is not an assistant turn")
+    if not rubrics:
+        raise JudgeError(f"case {case.id}: no dimensions to score")
+    constants = catalogue.constants
+    bins = constants.bins
+    sys_tpl, user_tpl = split_framing(constants.framing)
+    hashes = rubric_hashes or [r.content_hash(bins) for r in rubrics]
+    dims = tuple(
+        DimensionSpec(r.dimension, r.version, h, r.presence_gated)
+        for r, h in zip(rubrics, hashes, strict=True)
+    )
+    if system is None:
+        system = sys_tpl.substitute(
+            bins=", ".join(f"`{b}`" for b in bins),
+            anchoring=" ".join(constants.anchoring.split()),
+            rubrics="\n".join(r.render(bins) for r in rubrics).rstrip("\n"),
+        )
+
+    def user_text(request_id: str, nonce: str) -> str:
+        return user_tpl.substitute(
+            request_id=request_id,
+            nonce=nonce,
+            locale=case.locale,
+            sources=render_sources(case, nonce),
+            transcript=render_transcript(case, turn, nonce),
+            scored_turn=f"t{turn}",
+            dimensions=", ".join(f"`{d.dimension}`" for d in dims),
+        )
+
+    content_doc: dict[str, Any] = {
+        "v": KEY_VERSION,
+        "schema": schema_version,
+        "framing_sha256": catalogue.framing_hash,
+        "constants_sha256": catalogue.constants_hash,
+        "rubrics": [[d.dimension, d.version, d.rubric_hash] for d in dims],
+        "system_sha256": _sha(system),
+        "user_sha256": _sha(user_text(_KEY_REQUEST, _KEY_NONCE)),
+    }
+    return dims, system, user_text, content_doc
+
+
+def content_key(
+    catalogue: Catalogue,
+    case: Case,
+    turn: int,
+    rubrics: Sequence[Rubric],
+    schema_version: str = SCHEMA_VERSION,
+    *,
+    systems: dict[tuple[str, ...], str] | None = None,
+    rubric_hashes: tuple[str, ...] | None = None,
+) -> str:
+    """The content key :func:`build_request` gives this case, turn and rubrics (what the
+    judge reads, whoever the judge is).
+
+    For callers that rebuild many keys (the gate's stale check): ``systems`` caches the
+    rendered system texts by rubric hashes, and ``rubric_hashes`` are the rubrics' content
+    hashes when already known (each would otherwise render its rubric again)."""
+    bins = catalogue.constants.bins
+    hashes = rubric_hashes or tuple(r.content_hash(bins) for r in rubrics)
+    cached = systems.get(hashes) if systems is not None else None
+    _, system, _, doc = _request_parts(
+        catalogue, case, turn, rubrics, schema_version, cached, hashes
+    )
+    if systems is not None:
+        systems[hashes] = system
+    return _sha(_canonical(doc))

@@ -12,7 +12,7 @@ import pytest
 from evalkit.catalogue import Catalogue, load
 from evalkit.cli import main
 from evalkit.construct import diff_rules
-from tests.factory import SHIPPED, agreeing_ledger
+from tests.factory import SHIPPED, record_ledger
 
 
 @pytest.fixture(scope="module")
@@ -137,12 +137,8 @@ def test_minimal_pairs_per_locale(cat: Catalogue) -> None:
 def test_the_gate_json_carries_per_rule_evidence(
     cat: Catalogue, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model = "claude-sonnet-4-6"
-    ledger = agreeing_ledger(cat).assign(
-        judge=f"anthropic:{model}", backend="anthropic", model=model, response_model=model
-    )
-    path = tmp_path / "oracle.jsonl"
-    ledger.to_json(path, orient="records", lines=True)
+    path = tmp_path / "oracle.sqlite"
+    record_ledger(cat, path)
     main(["gate", "--catalogue", str(SHIPPED), "--ledger", str(path), "--json"])
     out = json.loads(capsys.readouterr().out)
     rules = out["dimensions"]["self_harm"]["evidence"]["rules"]

@@ -14,7 +14,7 @@ from evalkit.catalogue import Catalogue
 from evalkit.cli import main
 from evalkit.gate import DimensionVerdict, GateVerdict, Reason
 from evalkit.gate._ci_formats import junit_xml, markdown_summary
-from tests.factory import build_balanced
+from tests.factory import build_balanced, record_ledger
 
 DIMS = ("self_harm", "escalation", "faithfulness")
 
@@ -25,8 +25,11 @@ def world(tmp_path: Path) -> tuple[Catalogue, pd.DataFrame]:
 
 
 def _gate(cat: Catalogue, ledger: pd.DataFrame, tmp_path: Path, *extra: str) -> int:
-    path = tmp_path / "ledger.jsonl"
-    ledger.to_json(path, orient="records", lines=True)
+    """The gate CLI on a real ledger whose answers are ``ledger``'s bins."""
+    path = tmp_path / "ledger.sqlite"
+    path.unlink(missing_ok=True)
+    answers = {(str(r.case_id), str(r.dimension)): str(r.bin) for r in ledger.itertuples()}
+    record_ledger(cat, path, answers)
     return main(["gate", "--catalogue", str(cat.root), "--ledger", str(path), *extra])
 
 
@@ -70,7 +73,7 @@ def test_a_failing_gate_writes_one_failing_test_per_failed_dimension(
         assert "docs/adr/0005-relock-gate-hard-fails.md" in (failure.text or "")
     props = {p.get("name"): p.get("value") for p in dims.iter("property")}
     assert props["constants_hash"] == cat.constants_hash
-    assert props["judge"] == "test" and props["overall"] == "FAIL"
+    assert props["judge"] == "anthropic:claude-sonnet-4-6" and props["overall"] == "FAIL"
 
     hard = suites["evalkit.gate.hard_fails"]
     names = sorted(c.get("name", "") for c in hard.findall("testcase"))
@@ -117,7 +120,7 @@ def test_no_report_on_unusable_input_and_none_left_from_before(
     folder.mkdir()
     code = _gate(cat, ledger, tmp_path, "--junit", str(folder), "--markdown", str(md))
     assert code == 2 and not md.exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-folder", "catalogues", "ledger.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-folder", "catalogues", "ledger.sqlite"]
 
 
 def test_case_derived_text_is_escaped() -> None:

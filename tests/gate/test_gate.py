@@ -13,7 +13,15 @@ import pytest
 
 from evalkit.catalogue import Catalogue, load
 from evalkit.gate import evaluate, miss_rate_upper_bound, rebalancing_advice
-from tests.factory import agreeing_ledger, build_balanced, make_case, write_cases, write_labels
+from tests.factory import (
+    agreeing_ledger,
+    build_balanced,
+    consensus_answers,
+    make_case,
+    record_ledger,
+    write_cases,
+    write_labels,
+)
 
 DIMS = ("self_harm", "escalation", "faithfulness")
 
@@ -229,9 +237,9 @@ def test_rebalancing_advice_reaches_threshold() -> None:
 
 def test_cli_exit_codes_and_json(world: tuple[Catalogue, pd.DataFrame], tmp_path: Path) -> None:
     """Exit 0 and the documented JSON on a pass, 1 on a fail, 2 on an unusable ledger."""
-    cat, ledger = world
-    path = tmp_path / "ledger.jsonl"
-    ledger.to_json(path, orient="records", lines=True)
+    cat, _ = world
+    path = tmp_path / "ledger.sqlite"
+    record_ledger(cat, path)
     cmd = [sys.executable, "-m", "evalkit", "gate", "--catalogue", str(cat.root), "--json"]
     out = subprocess.run([*cmd, "--ledger", str(path)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -246,9 +254,11 @@ def test_cli_exit_codes_and_json(world: tuple[Catalogue, pd.DataFrame], tmp_path
         "n",
         "reasons",
     }
-    failing = _set(ledger, "escalation", lambda f: f["case_id"].notna(), bin="high")
-    failing.to_json(path, orient="records", lines=True)
-    fail = subprocess.run([*cmd, "--ledger", str(path)], capture_output=True, text=True)
+    answers = consensus_answers(cat)
+    failing = {k: "high" if k[1] == "escalation" else v for k, v in answers.items()}
+    record_ledger(cat, tmp_path / "failing.sqlite", failing)
+    failed = [*cmd, "--ledger", str(tmp_path / "failing.sqlite")]
+    fail = subprocess.run(failed, capture_output=True, text=True)
     assert fail.returncode == 1 and json.loads(fail.stdout)["overall"] == "FAIL"
     missing = [*cmd, "--ledger", str(tmp_path / "missing.sqlite")]
     bad = subprocess.run(missing, capture_output=True, text=True)
