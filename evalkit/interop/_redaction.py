@@ -3,8 +3,8 @@
 An Inspect log is written by the tool that ran the evaluation, and it can hold what that
 tool saw: an API key in the sample metadata, a model spec with ``?api_key=``, a credential
 a user pasted into a turn. :func:`scrub_samples` passes every text evalkit reads from a
-sample (the log path, task, evaluated model, eval id, turns, metadata keys and values,
-score values, answers and explanations, the error message) through one
+sample (the log path, task, evaluated model, eval id and date, turns, metadata keys and
+values, score values, answers and explanations, the error message) through one
 :class:`~evalkit.secrets.Scrubber`, so the catalogue, the ledger and the labeling kit
 are all written from scrubbed text, and keys and hashes are computed from it too.
 
@@ -88,6 +88,7 @@ def scrub_sample(sample: InspectSample, s: Scrubber) -> tuple[InspectSample, lis
     task = head.text("eval task", sample.task)
     model = head.text("eval model", sample.model)
     eval_id = head.text("eval id", sample.eval_id)
+    created = head.text("eval created", sample.created)
     sc = _Scrub(s)
     sample_id = sc.text("id", sample.sample_id)
     turns = tuple(
@@ -111,6 +112,7 @@ def scrub_sample(sample: InspectSample, s: Scrubber) -> tuple[InspectSample, lis
         task=task,
         model=model,
         eval_id=eval_id,
+        created=created,
         sample_id=sample_id,
         turns=turns,
         metadata=metadata,
