@@ -12,8 +12,9 @@ since an Inspect log holds no human labels.
 Before it writes anything, :func:`write_import` refuses (:class:`EvalkitError`, exit 2):
 
 * paths that overlap (:func:`check_paths`): the kit or the ledger inside the catalogue
-  folder (the catalogue would no longer load), the ledger inside the blind kit (labelers
-  would see the judge's answers), anything written inside the template catalogue;
+  folder (the catalogue would no longer load), the ledger or the catalogue inside the
+  blind kit (labelers would see the judge's answers, or the sample metadata the
+  provenance keeps), anything written inside the template catalogue;
 * a re-import that would change what the ledger records (:func:`check_ledger`): a ledger
   records one answer per request, so a corrected log goes into a new ledger. A re-import
   of the same answers is a no-op.
@@ -147,6 +148,11 @@ def check_paths(root: Path, kit: Path, ledger: Path, template: Path | None = Non
         problems.append(
             f"--ledger {ledger} is inside --labeling {kit}: the labeling kit is blind, and the "
             "ledger holds the scorer's answers; put the ledger elsewhere"
+        )
+    if _inside(root, kit) and root.resolve() != kit.resolve():
+        problems.append(
+            f"--out {root} is inside --labeling {kit}: the labeling kit is blind, and the "
+            "catalogue's provenance holds the sample metadata; put the catalogue beside it"
         )
     if template is not None:
         for flag, path in (("--out", root), ("--labeling", kit), ("--ledger", ledger)):

@@ -152,6 +152,7 @@ def test_overlapping_paths_are_refused_before_writing(
             {"labeling": kit, "ledger": kit / "l.sqlite"},
             "kit is blind",
         ),
+        "catalogue inside the blind kit": ({"labeling": tmp_path}, "inside --labeling"),
         "kit inside the template": ({"labeling": like / "kit"}, "inside the template"),
         "ledger inside the template": ({"ledger": like / "l.sqlite"}, "inside the template"),
         "kit is a file": ({"labeling": tmp_path / "file"}, "not a folder"),
