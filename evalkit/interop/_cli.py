@@ -70,10 +70,23 @@ def run_inspect(args: argparse.Namespace) -> int:
         scorers=args.scorer,
         epoch=args.epoch,
     )
+    if result.redactions:
+        print(
+            f"secrets redacted from the logs in {len(result.redactions)} place(s) before "
+            "anything was written (the kinds, never the secret):",
+            file=sys.stderr,
+        )
+        for redaction in result.redactions:
+            print(f"  {redaction}", file=sys.stderr)
     written = write_import(result, ledger=args.ledger, labeling=args.labeling)
     print(f"wrote catalogue {written['catalogue']} ({len(result.catalogue.cases)} cases)")
     counts = written["ledger_counts"]
     print(f"wrote ledger {written['ledger']} ({counts})")
+    if counts.get("kept"):
+        print(
+            f"  {counts['kept']} request(s) already recorded with the same answers from another "
+            "copy or run of the log: the ledger keeps its first record of them"
+        )
     for judge, statuses in written["counts"].items():
         shown = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
         print(f"  {judge}: {shown}")

@@ -21,6 +21,9 @@ How a sample becomes a case (:func:`sample_case`):
   model, the eval id, the sample id and epoch, and the sample metadata as JSON; created,
   the date of the eval.
 
+Every text of a sample is scrubbed of secrets (:mod:`evalkit.interop._redaction`) by
+:func:`~evalkit.interop.from_inspect` before it becomes a case.
+
 A sample with no reply to score (it errored before the model answered, or the model
 returned nothing) cannot be labelled or judged: it is not a case, and
 :class:`InspectSamples` lists it under ``no_reply``. Every other problem (an id that is no
@@ -45,6 +48,7 @@ from evalkit.catalogue._models import is_identifier
 from evalkit.errors import Problem
 from evalkit.interop._mapping import Defaults
 from evalkit.interop._problems import ImportProblems, InspectNotInstalled
+from evalkit.secrets import scrub
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,7 @@ def _read_eval_log(path: Path) -> Any:
     try:
         return read_eval_log(str(path))
     except Exception as exc:  # Inspect's reader raises many types on a damaged file
-        message = f"Inspect cannot read this log ({type(exc).__name__}: {exc})"
+        message = f"Inspect cannot read this log ({type(exc).__name__}: {scrub(str(exc))})"
         problem = Problem(str(path), None, None, message)
         raise ImportProblems(f"Inspect log {path}", [problem]) from None
 

@@ -175,3 +175,14 @@ def write_logs(log_dir: Path) -> dict[str, Path]:
     model = get_model("mockllm/model", custom_outputs=answer)
     logs = eval(tasks, model=model, fail_on_error=False, display="none", log_format="eval")
     return {log.eval.task: Path(log.location) for log in logs}
+
+
+def edited_log(source: Path, dest: Path, edit: Any) -> Path:
+    """A copy of the log ``source`` at ``dest``, read and written by Inspect, after
+    ``edit(log)`` changed it in place (a corrected or a leaky log)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    log = read_eval_log(str(source))
+    edit(log)
+    write_eval_log(log, str(dest))
+    return dest
