@@ -37,7 +37,9 @@ def test_round_trip(mini_catalogue: Path, tmp_path: Path) -> None:
         k: sorted(v, key=str) for k, v in cat.label_sets.items() if k.startswith("rater-")
     }
     written = long_csv({k: v for k, v in again.items() if k.startswith("rater-")})
-    assert sorted(written.splitlines()[1:]) == sorted(ROWS.splitlines()[1:])
+    assert written.splitlines()[0] == "label_set,case_id,dimension,bin,labeler,note"
+    full = [f"{row.rsplit(',', 1)[1]},{row}," for row in ROWS.splitlines()[1:]]
+    assert sorted(written.splitlines()[1:]) == sorted(full)
 
 
 def test_template_rows_are_blank_and_applicable(mini_catalogue: Path) -> None:
