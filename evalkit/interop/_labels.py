@@ -23,9 +23,9 @@ from pathlib import Path
 
 from evalkit.catalogue import LABEL_COLUMNS, Catalogue, Collector, Label, read_csv
 from evalkit.catalogue._consensus import labeler_identity
-from evalkit.catalogue._labels_io import hidden_characters
+from evalkit.catalogue._labels_io import hidden_characters, load_label_sets
 from evalkit.catalogue._models import is_identifier
-from evalkit.errors import EvalkitError, Problem
+from evalkit.errors import CatalogueError, EvalkitError, Problem
 from evalkit.heldout._template import applies
 from evalkit.interop._problems import ImportProblems
 
@@ -115,6 +115,19 @@ def _second_person(row: LabelRow, person: dict[str, tuple[str, str]]) -> str | N
     person[f"set:{row.label_set}"] = (row.labeler, row.record)
     person[f"who:{who}"] = (row.label_set, row.record)
     return None
+
+
+def read_label_sets(catalogue: Catalogue) -> dict[str, list[Label]]:
+    """The label sets of ``labels/`` as the catalogue loader reads them, from a catalogue
+    read without its label side (:func:`~evalkit.interop.load_unlabelled`), so that a
+    partly labelled catalogue's sets can be exported too; a problem of the label files
+    (one person in two sets among them) is a :class:`CatalogueError`."""
+    col = Collector(catalogue.root)
+    cases, constants = list(catalogue.cases), catalogue.constants
+    sets = load_label_sets(catalogue.root, cases, set(), constants, col)
+    if col.problems:
+        raise CatalogueError(col.problems)
+    return sets
 
 
 def label_set_csv(labels: Sequence[Label]) -> str:

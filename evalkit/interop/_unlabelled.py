@@ -29,7 +29,7 @@ def load_unlabelled(path: str | Path) -> Catalogue:
     check_layout(root, col, framing_file=constants.framing_file if constants else "framing.txt")
     resources = _load_resources(root, col)
     rubrics = _load_rubrics(root, constants, col)
-    cases, _, case_files = _load_cases(root, resources, col)
+    cases, _, case_files = _load_cases(root, resources, col, [])
     if col.problems or constants is None:
         raise CatalogueError(col.problems)
     return Catalogue(
