@@ -157,11 +157,14 @@ def _people_on_disk(folder: Path) -> dict[str, Path]:
 
 
 def _write_all(texts: Mapping[Path, str]) -> None:
-    """Write every file or none: each text to a temporary file beside its target, then
-    every temporary renamed over its target (``os.replace``, atomic per file within a
-    folder). An ``OSError`` while writing (a full disk, a read-only folder) removes the
-    temporary files and raises :class:`EvalkitError`, no target changed."""
+    """Write every file or none: each text to a temporary file beside its target (written
+    and synced), then every temporary renamed over its target (``os.replace``, atomic per
+    file within a folder). An ``OSError`` while writing (a full disk, a read-only folder)
+    removes the temporary files and raises :class:`EvalkitError`, no target changed. A
+    rename cannot run out of space; should one fail all the same, the error names the
+    files already replaced."""
     temps: list[Path] = []
+    folder = next(iter(texts)).parent
     try:
         for path, text in texts.items():
             fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -169,16 +172,27 @@ def _write_all(texts: Mapping[Path, str]) -> None:
             temps.append(Path(name))
             os.chmod(name, path.stat().st_mode & 0o777 if path.exists() else 0o644)
             Path(name).write_text(text, encoding="utf-8", newline="")
+            with open(name, "rb+") as handle:
+                os.fsync(handle.fileno())
     except OSError as exc:
         for tmp in temps:
             tmp.unlink(missing_ok=True)
-        folder = next(iter(texts)).parent
         raise EvalkitError(
             f"could not write the label files into {folder}: {exc.strerror or exc}; "
             "no label file was written or changed"
         ) from None
-    for tmp, path in zip(temps, texts, strict=True):
-        os.replace(tmp, path)
+    done: list[str] = []
+    try:
+        for tmp, path in zip(temps, texts, strict=True):
+            os.replace(tmp, path)
+            done.append(path.name)
+    except OSError as exc:
+        for tmp in temps:
+            tmp.unlink(missing_ok=True)
+        raise EvalkitError(
+            f"could not rename the label files into {folder}: {exc.strerror or exc}; "
+            f"replaced only {', '.join(done) or 'none'}: restore them from git"
+        ) from None
 
 
 def write_label_sets(
