@@ -163,16 +163,17 @@ def _second_person(
 ) -> bool:
     """Record the person of set ``name``; when they already own another set, add a problem
     naming both files and return True (the set is then left out)."""
-    for who in sorted({labeler_identity(lab.labeler) for lab in labels}):
+    named = {labeler_identity(lab.labeler): lab.labeler.split(": ", 1)[0] for lab in labels}
+    for who in sorted(named):
         if who in owners:
             first, other = owners[who]
             col.add(
                 path,
                 None,
                 "labeler",
-                f"labeler {who!a} also labelled {col.rel(first)} (set {other!r}): one person "
-                f"is one label set, or the consensus counts them twice (docs/adr/0031); "
-                f"merge the two files or remove one",
+                f"labeler {named[who]!a} also labelled {col.rel(first)} (set {other!r}): one "
+                "person is one label set, or the consensus counts them twice (docs/adr/0031); "
+                "merge the two files or remove one",
             )
             return True
         owners[who] = (path, name)
