@@ -68,14 +68,18 @@ def write_cases(
     return path
 
 
-def write_labels(root: Path, name: str, rows: list[tuple[str, str, str]]) -> Path:
+def write_labels(
+    root: Path, name: str, rows: list[tuple[str, str, str]], *, labeler: str = "test-labeler"
+) -> Path:
+    """``labels/<name>.csv`` holding ``rows`` by ``labeler`` (one person is one set:
+    a second file needs another labeler, docs/adr/0031)."""
     path = root / "labels" / f"{name}.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["case_id", "dimension", "bin", "labeler", "note"])
         for case_id, dim, bin_ in rows:
-            writer.writerow([case_id, dim, bin_, "test-labeler", ""])
+            writer.writerow([case_id, dim, bin_, labeler, ""])
     return path
 
 

@@ -16,10 +16,14 @@ matters most) or ``adjudicator`` (the adjudicator's bin when it gave one, else l
 
 Every consensus label carries a note saying which sets agreed, so disagreements stay
 visible; :func:`disagreements` lists them.
+
+One person, one vote (ADR-0031): a set is the person who labelled it
+(:func:`labeler_identity`), and :func:`build_consensus` refuses two sets of one person.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -30,6 +34,19 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from evalkit.catalogue._models import Label
 
 CONSENSUS_LABELER = "consensus"
+
+
+def labeler_identity(labeler: str) -> str:
+    """Who a ``labeler`` value names: the part before the first ``": "`` (the whole value
+    when there is none), Unicode-normalised (NFKC), with runs of whitespace made one space
+    and case folded, so ``"Alice: first pass"`` and ``"alice"`` name one person.
+
+    A label set is this person, not its file name (ADR-0031): ``labeler-a: model-assisted
+    annotator ...`` is ``labeler-a``; a Label Studio import's ``Label Studio annotator 7``
+    is annotator 7 whatever set name it was imported under.
+    """
+    who = labeler.split(": ", 1)[0]
+    return " ".join(unicodedata.normalize("NFKC", who).split()).casefold()
 
 
 class ConsensusRule(BaseModel):
@@ -74,7 +91,19 @@ def build_consensus(
     With a single set the consensus is that set (same bins; labeler ``consensus``).
     Order: by case id, then dimension, as first met in the sets. The note names the
     agreeing sets, e.g. ``"agree: labeler-a, labeler-b"`` or ``"tie low/high -> low"``.
+
+    Raises ``ValueError`` when two sets hold labels of one person (the same
+    :func:`labeler_identity`): a majority would count them twice. The catalogue loader
+    reports that as a problem naming both files before it gets here.
     """
+    owner: dict[str, str] = {}
+    for name, labels in label_sets.items():
+        for who in {labeler_identity(lab.labeler) for lab in labels}:
+            if owner.setdefault(who, name) != name:
+                raise ValueError(
+                    f"label sets {owner[who]!r} and {name!r} are both labeler {who!r}: "
+                    "one person, one vote (docs/adr/0031)"
+                )
     rank = {b: i for i, b in enumerate(bins)}
     votes: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     for name, labels in label_sets.items():

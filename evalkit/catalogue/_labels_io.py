@@ -1,10 +1,11 @@
 """Read label sets, the consensus rule and author design: the catalogue's label side.
 
-Label files (``labels/*.csv``) become named sets (ADR-0012), ``labels/consensus.yaml``
-the rule that combines them, and ``design/*.csv`` the author metadata kept apart from
-the case files. Every problem is collected with its file, line and field. CSV files are
-read by :func:`evalkit.catalogue._collect.read_csv`: strict UTF-8, the exact header, no
-short or long row.
+Label files (``labels/*.csv``) become named sets (ADR-0012), one person one set (ADR-0031:
+:func:`labeler_identity`), ``labels/consensus.yaml`` the rule that combines them, and
+``design/*.csv`` the author metadata kept apart from the case files. Every problem is
+collected with its file, line and field. CSV files are read by
+:func:`evalkit.catalogue._collect.read_csv`: strict UTF-8, the exact header, no short or
+long row.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import unicodedata
 from pathlib import Path
 
 from evalkit.catalogue._collect import Collector, read_csv, read_yaml, validate
-from evalkit.catalogue._consensus import ConsensusRule
+from evalkit.catalogue._consensus import ConsensusRule, labeler_identity
 from evalkit.catalogue._models import Case, CaseDesign, FrozenConstants, Label, is_identifier
 from evalkit.errors import Problem
 
@@ -108,9 +109,13 @@ def load_label_sets(
     A file whose ``labeler`` column holds one value is one set, named after the file
     stem; a file holding several labelers gives one set per labeler, named by the
     ``labeler`` value, which must then be an identifier (``labeler-a``, not a sentence).
+    One person is one set (ADR-0031): a set whose :func:`labeler_identity` another set
+    already has is a problem naming both files, and the second set is left out, so that the
+    consensus built before the problems are raised never counts that person twice.
     """
     by_id = {c.id: c for c in cases}
     sets: dict[str, list[Label]] = {}
+    owners: dict[str, tuple[Path, str]] = {}
     for path in sorted((root / "labels").glob("*.csv")):
         found, problems = read_labels(path, by_id, constants, root=root, invalid_ids=invalid)
         col.problems.extend(problems)
@@ -143,8 +148,36 @@ def load_label_sets(
             if name in sets:
                 col.add(path, None, "labeler", f"label set {name!r} is defined twice")
                 continue
+            if _second_person(path, name, labels, owners, col):
+                continue
             sets[name] = labels
     return sets
+
+
+def _second_person(
+    path: Path,
+    name: str,
+    labels: list[Label],
+    owners: dict[str, tuple[Path, str]],
+    col: Collector,
+) -> bool:
+    """Record the person of set ``name``; when they already own another set, add a problem
+    naming both files and return True (the set is then left out)."""
+    named = {labeler_identity(lab.labeler): lab.labeler.split(": ", 1)[0] for lab in labels}
+    for who in sorted(named):
+        if who in owners:
+            first, other = owners[who]
+            col.add(
+                path,
+                None,
+                "labeler",
+                f"labeler {named[who]!a} also labelled {col.rel(first)} (set {other!r}): one "
+                "person is one label set, or the consensus counts them twice (docs/adr/0031); "
+                "merge the two files or remove one",
+            )
+            return True
+        owners[who] = (path, name)
+    return False
 
 
 def load_consensus_rule(root: Path, sets: dict[str, list[Label]], col: Collector) -> ConsensusRule:

@@ -109,11 +109,15 @@ def _catalogue(path: str) -> Any:
     return load_unlabelled(path)
 
 
-def _report(catalogue_path: str, written: list[Path], sizes: dict[str, int]) -> None:
+def _report(catalogue_path: str, written: list[Path], sets: dict[str, Any]) -> None:
+    """Say which labeler went into which file (ADR-0031), then whether the catalogue is
+    complete."""
     from evalkit.catalogue import load
+    from evalkit.interop._labels import labeler_shown
 
     for path in written:
-        print(f"wrote {path} ({sizes[path.stem]} labels)")
+        labels = sets[path.stem]
+        print(f"wrote {path}: labeler {labeler_shown(labels)} ({len(labels)} labels)")
     try:
         load(catalogue_path)
     except CatalogueError as exc:
@@ -127,12 +131,23 @@ def _report(catalogue_path: str, written: list[Path], sizes: dict[str, int]) -> 
 
 
 def _names(pairs: list[str]) -> dict[int, str]:
+    """``--name ID=SET`` pairs as a mapping; an id named twice, or two ids given one set
+    name (two annotators are two sets: ADR-0031), is an error, never the last one kept."""
     out: dict[int, str] = {}
     for pair in pairs:
         ident, sep, name = pair.partition("=")
-        if not sep or not ident.strip().isdigit() or not name.strip():
+        if not sep or not ident.isascii() or not ident.strip().isdigit() or not name.strip():
             raise EvalkitError(f"--name {pair!r}: expected ID=SET, e.g. 3=alice")
-        out[int(ident)] = name.strip()
+        key, name = int(ident), name.strip()
+        if key in out:
+            raise EvalkitError(f"--name {pair!r}: annotator {key} is already named {out[key]!r}")
+        if name in out.values():
+            other = next(k for k, v in out.items() if v == name)
+            raise EvalkitError(
+                f"--name {pair!r}: {name!r} already names annotator {other}; one annotator "
+                "is one label set (docs/adr/0031)"
+            )
+        out[key] = name
     return out
 
 
@@ -145,7 +160,7 @@ def run_labelstudio(args: argparse.Namespace) -> int:
     written = write_label_sets(Path(args.catalogue), found.sets, replace=args.replace)
     if found.cancelled:
         print(f"{found.cancelled} cancelled (skipped by the annotator) annotation(s): no label")
-    _report(args.catalogue, written, {k: len(v) for k, v in found.sets.items()})
+    _report(args.catalogue, written, found.sets)
     return 0
 
 
@@ -156,5 +171,5 @@ def run_csv(args: argparse.Namespace) -> int:
     catalogue = _catalogue(args.catalogue)
     sets = read_long_csv(args.file, catalogue)
     written = write_label_sets(Path(args.catalogue), sets, replace=args.replace)
-    _report(args.catalogue, written, {k: len(v) for k, v in sets.items()})
+    _report(args.catalogue, written, sets)
     return 0

@@ -1,8 +1,10 @@
 """``evalkit labels export-labelstudio|export-csv``: label tasks and label sets out.
 
 ``export-labelstudio`` writes the blind Label Studio task set and labeling config of a
-catalogue's calibration cases (labelled or not); ``export-csv`` writes its label sets as a
-long CSV (``--template``: the blank rows to fill). Exit 0 on success, 2 on unusable input.
+catalogue's calibration cases (labelled or not); ``export-csv`` writes its label sets
+(complete or not) as a long CSV with their labelers and notes, which ``evalkit import csv
+--replace`` reads back to the same files (``--template``: the blank rows to fill). Exit 0
+on success, 2 on unusable input.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ def register(subparsers: Any) -> None:
     ls.add_argument("--catalogue", default="catalogues", help="catalogue folder")
     ls.add_argument("--out", required=True, help="folder to write the two files into")
     ls.set_defaults(func=run_labelstudio)
-    lc = sub.add_parser("export-csv", help="label sets as a long CSV case_id,dimension,bin,labeler")
+    lc = sub.add_parser(
+        "export-csv", help="label sets as a long CSV label_set,case_id,dimension,bin,labeler,note"
+    )
     lc.add_argument("--catalogue", default="catalogues", help="catalogue folder")
     lc.add_argument("--out", required=True, help="CSV file to write")
     lc.add_argument(
@@ -43,16 +47,12 @@ def run_labelstudio(args: argparse.Namespace) -> int:
 
 
 def run_csv(args: argparse.Namespace) -> int:
+    from evalkit.interop._labels import read_label_sets
     from evalkit.interop._long_csv import long_csv, long_csv_template
+    from evalkit.interop._unlabelled import load_unlabelled
 
-    if args.template:
-        from evalkit.interop._unlabelled import load_unlabelled
-
-        text = long_csv_template(load_unlabelled(args.catalogue))
-    else:
-        from evalkit.catalogue import load
-
-        text = long_csv(load(args.catalogue).label_sets)
+    catalogue = load_unlabelled(args.catalogue)
+    text = long_csv_template(catalogue) if args.template else long_csv(read_label_sets(catalogue))
     out = Path(args.out)
     out.write_text(text, encoding="utf-8")
     print(f"wrote {out} ({text.count(chr(10)) - 1} rows)")

@@ -14,12 +14,21 @@ with ``annotations[].result[]`` items ``{"from_name": <dimension>, "to_name": "d
 "type": "choices", "value": {"choices": [<bin>]}}`` and ``completed_by`` (the annotator's
 numeric id, or an object holding ``id``). One label set per annotator, named
 ``labelstudio-<id>`` unless ``names`` maps the id to a set name; the ``labeler`` column
-says ``Label Studio annotator <id>``. The annotator's e-mail is never written: label files
-are committed, and an e-mail is personal data. A cancelled (skipped) annotation gives no
-label and is counted. Predictions are model output, never read. Anything else that is not
-of this shape (a missing task id, a case id the catalogue does not hold, a result of
-another type, a choice that is not one bin, two labels of one annotator) is an
-:class:`ImportProblems` naming the file, the task and the field.
+says ``Label Studio annotator <id>``, which is who the set is (ADR-0031: the same
+annotator imported again under another set name is refused). The annotator's e-mail is
+never written: label files are committed, and an e-mail is personal data. A cancelled
+(skipped) annotation gives no label and is counted. Predictions are model output, never
+read.
+
+Read strictly: the flags ``was_cancelled`` and ``ground_truth`` must be JSON booleans
+when present (``"true"`` or ``1`` is refused, never read as either); a task ``id`` must be
+an integer. A task's ``data.dialogue`` (and ``data.sources`` when the catalogue's case
+has sources) must be the case's text as :func:`labelstudio_tasks` gave it, compared word
+for word with whitespace ignored, the rule of the held-out label sheet: labels given on
+another text are refused. Anything else that is not of this shape (a case id the
+catalogue does not hold, a result of another type, a choice that is not one bin, two
+labels of one annotator, JSON nested too deeply to read) is an :class:`ImportProblems`
+naming the file, the task and the field.
 """
 
 from __future__ import annotations
@@ -53,18 +62,21 @@ def _sources_text(case: Case) -> str:
     return "\n\n".join(f"[{s.id}] {s.title}: {' '.join(s.text.split())}" for s in case.sources)
 
 
+def _dialogue(case: Case) -> list[dict[str, str]]:
+    last = len(case.turns) - 1
+    return [
+        {"author": REPLY_AUTHOR if i == last else t.role, "text": t.text.strip()}
+        for i, t in enumerate(case.turns)
+    ]
+
+
 def labelstudio_tasks(catalogue: Catalogue) -> list[dict[str, Any]]:
     """The task set to import into Label Studio (see the module docstring)."""
     cases = _blind_order(catalogue.split("calibration"))
     with_sources = any(c.has_sources for c in cases)
     tasks = []
     for case in cases:
-        last = len(case.turns) - 1
-        dialogue = [
-            {"author": REPLY_AUTHOR if i == last else t.role, "text": t.text.strip()}
-            for i, t in enumerate(case.turns)
-        ]
-        data: dict[str, Any] = {"case_id": case.id, DIALOGUE: dialogue}
+        data: dict[str, Any] = {"case_id": case.id, DIALOGUE: _dialogue(case)}
         if with_sources:
             data["sources"] = _sources_text(case)
         tasks.append({"data": data})
@@ -109,6 +121,48 @@ class LabelStudioImport:
 
     sets: dict[str, list[Label]]
     cancelled: int
+
+
+def _words(dialogue: Any) -> list[str] | None:
+    """The words of a task's dialogue, each turn as ``author: text``; ``None`` unless it is
+    a list of ``{"author": str, "text": str}`` objects."""
+    if not isinstance(dialogue, list):
+        return None
+    words: list[str] = []
+    for turn in dialogue:
+        if not isinstance(turn, dict) or not all(
+            type(turn.get(k)) is str for k in ("author", "text")
+        ):
+            return None
+        words += f"{turn['author']}: {turn['text']}".split()
+    return words
+
+
+def _other_text(data: dict[str, Any], case: Case) -> tuple[str, str] | None:
+    """The field and problem when the task's text is not ``case``'s (words compared,
+    whitespace ignored, as the held-out label sheet compares its conversation)."""
+    given = _words(data.get(DIALOGUE))
+    if given is None:
+        return f"data.{DIALOGUE}", 'missing or not a list of {"author", "text"} turns'
+    if given != _words(_dialogue(case)):
+        message = "not the case's turns in the catalogue: labelled on another text; export "
+        return f"data.{DIALOGUE}", message + "the tasks again (evalkit labels export-labelstudio)"
+    sources = data.get("sources")
+    if sources is None and not case.has_sources:
+        return None
+    if type(sources) is not str or sources.split() != _sources_text(case).split():
+        message = "not the case's sources in the catalogue: labelled on another text"
+        return "data.sources", message
+    return None
+
+
+def _flag_problems(obj: dict[str, Any], file: str, where: str) -> list[Problem]:
+    """A flag present but not a JSON boolean (``"true"``, ``1``, ``null``) is a problem."""
+    return [
+        Problem(file, where, flag, f"{obj[flag]!r} is not a JSON boolean (true or false)")
+        for flag in ("was_cancelled", "ground_truth")
+        if flag in obj and type(obj[flag]) is not bool
+    ]
 
 
 def _annotator(value: Any) -> int | None:
@@ -179,22 +233,33 @@ def read_labelstudio_export(
     except (OSError, UnicodeDecodeError, AnswerError) as exc:
         problem = Problem(file, None, None, f"not a JSON export ({exc})")
         raise ImportProblems(file, [problem]) from None
+    except RecursionError:
+        problem = Problem(file, None, None, "not a JSON export: nested too deeply to read")
+        raise ImportProblems(file, [problem]) from None
     if not isinstance(tasks, list):
         problem = Problem(file, None, None, "the export is not a list of tasks")
         raise ImportProblems(file, [problem])
     rows: list[LabelRow] = []
     problems: list[Problem] = []
     cancelled = 0
+    by_id = {c.id: c for c in catalogue.cases}
     for i, task in enumerate(tasks):
         tid = task.get("id") if isinstance(task, dict) else None
-        where = f"task {tid}" if tid is not None else f"tasks[{i}]"
+        where = f"task {tid}" if type(tid) is int else f"tasks[{i}]"
         if not isinstance(task, dict):
             problems.append(Problem(file, where, None, "is not an object"))
             continue
+        if "id" in task and type(tid) is not int:
+            problems.append(Problem(file, where, "id", f"{tid!r} is not a task id (an integer)"))
+            continue
         data = task.get("data")
         case_id = data.get("case_id") if isinstance(data, dict) else None
-        if type(case_id) is not str:
+        if not isinstance(data, dict) or type(case_id) is not str:
             problems.append(Problem(file, where, "data.case_id", f"{case_id!r} is not a case id"))
+            continue
+        case = by_id.get(case_id)
+        if case is not None and (other := _other_text(data, case)) is not None:
+            problems.append(Problem(file, where, *other))
             continue
         annotations = task.get("annotations")
         if not isinstance(annotations, list):
@@ -205,7 +270,10 @@ def read_labelstudio_export(
             if not isinstance(ann, dict):
                 problems.append(Problem(file, at, None, "is not an object"))
                 continue
-            if ann.get("was_cancelled", False) is True:
+            if flags := _flag_problems(ann, file, at):
+                problems += flags
+                continue
+            if ann.get("was_cancelled", False):
                 cancelled += 1
                 continue
             annotator = _annotator(ann.get("completed_by"))

@@ -5,8 +5,10 @@ calibration cases are not all labelled is not whole; but that is exactly the cat
 label import fills. :func:`load_unlabelled` reads it with the loader's own readers (layout,
 constants, resources, rubrics, cases: every problem of those is still a
 :class:`~evalkit.errors.CatalogueError`) and leaves the label side out: the catalogue it
-returns has no labels and no label sets. After the import, ``evalkit catalogue check``
-reads the whole catalogue again.
+returns has no labels and no label sets. Cases whose final user turns repeat are not
+refused here: whether they are declared minimal pairs is for the whole load to judge (the
+shipped catalogue has such pairs). After the import, ``evalkit catalogue check`` reads the
+whole catalogue again.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def load_unlabelled(path: str | Path) -> Catalogue:
     check_layout(root, col, framing_file=constants.framing_file if constants else "framing.txt")
     resources = _load_resources(root, col)
     rubrics = _load_rubrics(root, constants, col)
-    cases, _, case_files = _load_cases(root, resources, col)
+    cases, _, case_files = _load_cases(root, resources, col, [])
     if col.problems or constants is None:
         raise CatalogueError(col.problems)
     return Catalogue(

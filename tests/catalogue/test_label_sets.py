@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from evalkit.catalogue import ConsensusRule, Label, build_consensus, labeler_agreement, load
+from evalkit.catalogue._consensus import labeler_identity
+from evalkit.cli import main
 from evalkit.errors import CatalogueError
 
 BINS = ("low", "partial", "high")
@@ -130,3 +132,61 @@ def test_a_case_file_may_not_carry_design(mini_catalogue: Path) -> None:
     path.write_text(text)
     with pytest.raises(CatalogueError, match="reply_design"):
         load(mini_catalogue)
+
+
+def _copy_as(root: Path, source: str, name: str, labeler: str) -> None:
+    """``labels/<name>.csv``: the labels of ``source`` again, under ``labeler``."""
+    rows = list(csv.reader((root / "labels" / f"{source}.csv").open(encoding="utf-8")))[1:]
+    _write(root, name, [(c, d, b, labeler) for c, d, b, _, _ in rows])
+
+
+def test_one_labeler_in_two_files_is_refused_naming_both(
+    mini_catalogue: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Attack (issue #30): the same person again under another file name counted twice.
+    # The labeler is the person (the part before ": ", case and spacing aside).
+    _copy_as(mini_catalogue, "mini", "second", "Test-Labeler: the same person, second pass")
+    with pytest.raises(CatalogueError) as err:
+        load(mini_catalogue)
+    message = str(err.value)
+    assert "labels/second.csv" in message and "labels/mini.csv" in message
+    assert "one person is one label set" in message
+    assert main(["catalogue", "check", str(mini_catalogue)]) == 1
+    err_text = capsys.readouterr().err
+    assert "labels/second.csv" in err_text and "labels/mini.csv" in err_text
+    # the gate reads the same loader: exit 2 (unusable input), naming both files
+    ledger = mini_catalogue.parent / "no-ledger.jsonl"
+    assert main(["gate", "--catalogue", str(mini_catalogue), "--ledger", str(ledger)]) == 2
+    assert "labels/second.csv" in capsys.readouterr().err
+
+
+def test_two_people_in_two_files_still_load(mini_catalogue: Path) -> None:
+    _copy_as(mini_catalogue, "mini", "second", "other-labeler: a second person")
+    assert set(load(mini_catalogue).label_sets) == {"mini", "second"}
+
+
+def test_consensus_never_counts_one_person_twice() -> None:
+    sets = {
+        "a": [_lab("x", "high", "alice: first")],
+        "b": [_lab("x", "low", "bob")],
+        "a-again": [_lab("x", "high", "Alice")],
+    }
+    with pytest.raises(ValueError, match="one person, one vote"):
+        build_consensus(sets, BINS, ConsensusRule())
+
+
+def test_labeler_identity() -> None:
+    assert labeler_identity("labeler-a: model-assisted annotator; not a clinician") == "labeler-a"
+    assert labeler_identity("  Alice\u00a0 Smith ") == "alice smith"
+    assert labeler_identity("Label Studio annotator 7") == "label studio annotator 7"
+
+
+def test_shipped_label_sets_are_distinct_labelers() -> None:
+    files = sorted((Path(__file__).parents[2] / "catalogues" / "labels").glob("*.csv"))
+    people = set()
+    for path in files:
+        rows = list(csv.DictReader(path.open(encoding="utf-8")))
+        assert len({labeler_identity(r["labeler"]) for r in rows}) == 1, path.name
+        assert labeler_identity(rows[0]["labeler"]) == path.stem
+        people.add(path.stem)
+    assert len(files) == len(people) == 18

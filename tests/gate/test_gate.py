@@ -179,6 +179,7 @@ def test_diagnostic_and_canary_rows_stay_out_of_kappa(tmp_path: Path) -> None:
         root,
         "extra",
         [(c, d, "low") for c in ("canary-1", "diag-1") for d in ("self_harm", "escalation")],
+        labeler="extra-labeler",
     )
     cat = load(root)
     ledger = agreeing_ledger(cat)

@@ -234,3 +234,138 @@ def test_export_cli_writes_tasks_and_config(mini_catalogue: Path, tmp_path: Path
     )
     assert len(json.loads((out / "labelstudio-tasks.json").read_text(encoding="utf-8"))) == 4
     ET.fromstring((out / "labelstudio-config.xml").read_text(encoding="utf-8"))
+
+
+def _one_annotator(mini_catalogue: Path) -> list[dict[str, Any]]:
+    tasks = labelstudio_tasks(load(mini_catalogue))
+    return labelstudio_export.export(tasks, DIMS, {3: lambda c, d: FIRST.get((c, d))})
+
+
+def test_one_annotator_under_two_set_names_is_refused(
+    mini_catalogue: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Attack (issue #30): annotator 3 imported as alice, then again as bob, counted twice.
+    path = _write(tmp_path, _one_annotator(mini_catalogue))
+    args = ["import", "labelstudio", str(path), "--catalogue", str(mini_catalogue)]
+    assert main([*args, "--name", "3=alice"]) == 0
+    out = capsys.readouterr().out
+    assert "alice.csv: labeler Label Studio annotator 3 (9 labels)" in out
+    assert main([*args, "--name", "3=bob"]) == 2
+    err = capsys.readouterr().err
+    assert "one person is one label set" in err and "alice.csv" in err
+    assert not (mini_catalogue / "labels" / "bob.csv").exists()
+    assert main([*args, "--name", "3=alice", "--replace"]) == 0  # the same file again
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [(["3=alice", "3=bob"], "already named 'alice'"), (["3=alice", "8=alice"], "annotator 3")],
+)
+def test_a_name_given_twice_is_refused(
+    mini_catalogue: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    names: list[str],
+    message: str,
+) -> None:
+    path = _write(tmp_path, _export(mini_catalogue))
+    args = ["import", "labelstudio", str(path), "--catalogue", str(mini_catalogue)]
+    assert main([*args, *(f"--name={n}" for n in names)]) == 2
+    assert message in capsys.readouterr().err
+    assert sorted(p.name for p in (mini_catalogue / "labels").iterdir()) == ["mini.csv"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("was_cancelled", "true"),
+        ("was_cancelled", 1),
+        ("was_cancelled", "false"),
+        ("was_cancelled", 0),
+        ("was_cancelled", None),
+        ("ground_truth", "no"),
+    ],
+)
+def test_flags_must_be_json_booleans(
+    mini_catalogue: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: Any
+) -> None:
+    # Attack (issue #30): was_cancelled "true" or 1 was read as not cancelled.
+    export = _export(mini_catalogue)
+    export[1]["annotations"][1][flag] = value
+    path = _write(tmp_path, export, "flags.json")
+    with pytest.raises(ImportProblems) as err:
+        read_labelstudio_export(path, load(mini_catalogue))
+    assert [(p.record, p.field) for p in err.value.problems] == [
+        (f"task {export[1]['id']} annotations[1]", flag)
+    ]
+    assert main(["import", "labelstudio", str(path), "--catalogue", str(mini_catalogue)]) == 2
+    assert "flags.json" in capsys.readouterr().err
+
+
+def test_a_task_id_that_is_not_an_integer_is_refused(mini_catalogue: Path, tmp_path: Path) -> None:
+    export = _export(mini_catalogue)
+    export[0]["id"] = "1"
+    with pytest.raises(ImportProblems) as err:
+        read_labelstudio_export(_write(tmp_path, export), load(mini_catalogue))
+    assert [(p.record, p.field) for p in err.value.problems] == [("tasks[0]", "id")]
+
+
+def _retext(export: list[dict[str, Any]], case_id: str, how: str) -> None:
+    task = next(t for t in export if t["data"]["case_id"] == case_id)
+    data = task["data"]
+    if how == "reply":
+        data["dialogue"][-1]["text"] = "Please call 911 right away."
+    elif how == "author":
+        data["dialogue"][0]["author"] = "assistant"
+    elif how == "turn-gone":
+        data["dialogue"] = data["dialogue"][1:]
+    elif how == "no-dialogue":
+        del data["dialogue"]
+    elif how == "sources":
+        data["sources"] = "[s1] Water: Drink two litres a day."
+    elif how == "no-sources":
+        del data["sources"]
+    elif how == "spacing":  # the same words: accepted, as on the held-out sheet
+        data["dialogue"][-1]["text"] = "  " + "\n ".join(data["dialogue"][-1]["text"].split())
+
+
+@pytest.mark.parametrize(
+    ("how", "field"),
+    [
+        ("reply", "data.dialogue"),
+        ("author", "data.dialogue"),
+        ("turn-gone", "data.dialogue"),
+        ("no-dialogue", "data.dialogue"),
+        ("sources", "data.sources"),
+        ("no-sources", "data.sources"),
+        ("spacing", None),
+    ],
+)
+def test_labels_given_on_another_text_are_refused(
+    mini_catalogue: Path, tmp_path: Path, how: str, field: str | None
+) -> None:
+    # Attack (issue #30): the task's dialogue differs from the case; imported silently.
+    export = _export(mini_catalogue)
+    _retext(export, "c1", how)
+    path = _write(tmp_path, export)
+    if field is None:
+        assert set(read_labelstudio_export(path, load(mini_catalogue)).sets) == {
+            "labelstudio-3",
+            "labelstudio-8",
+        }
+        return
+    with pytest.raises(ImportProblems) as err:
+        read_labelstudio_export(path, load(mini_catalogue))
+    task = next(t for t in export if t["data"]["case_id"] == "c1")
+    assert [(p.record, p.field) for p in err.value.problems] == [(f"task {task['id']}", field)]
+    assert "another text" in str(err.value) or "missing" in str(err.value)
+
+
+def test_deeply_nested_export_is_unusable_input_not_an_internal_error(
+    mini_catalogue: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert main(["import", "labelstudio", str(path), "--catalogue", str(mini_catalogue)]) == 2
+    err = capsys.readouterr().err
+    assert "deep.json" in err and "nested too deeply" in err
