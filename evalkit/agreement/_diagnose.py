@@ -52,8 +52,9 @@ class Diagnosis(_Record):
 
     ``flags``: ``single_class_collapse`` (a rater used one category only), ``all_high`` /
     ``all_low`` (a rater put every case in the last / first category), ``gate_unreachable``
-    (kappa_max < threshold, or kappa_max does not exist, so no judge with these marginals
-    could pass a kappa gate at ``threshold``).
+    (kappa_max < threshold, or kappa_max does not exist: with the two marginals as they
+    are, the kappa gate at ``threshold`` cannot be passed; the judge's marginal is one of
+    them, so a judge whose marginal matched the humans' would have kappa_max 1).
     """
 
     categories: tuple[Any, ...]

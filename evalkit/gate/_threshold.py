@@ -74,9 +74,10 @@ def threshold_reasons(
                 "skewed_marginal",
                 "note",
                 f"the human marginal is skewed (bins {', '.join(thin)} hold under half an even "
-                f"share; kappa_max {fmt_value(k_max)} with these marginals): a kappa paradox may "
-                "be at work; the sanctioned response is to rebalance the corpus, never the "
-                "constants",
+                "share): kappa is sensitive to prevalence and a kappa paradox may be at work; "
+                "the sanctioned response is to rebalance the corpus, never the constants "
+                f"(kappa_max {fmt_value(k_max)} is what this judge's use of the bins allows "
+                "against these labels, not a ceiling on any judge)",
                 "adr-0004",
             )
             advice = rebalancing_advice(gated, bins, threshold)

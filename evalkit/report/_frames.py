@@ -183,7 +183,8 @@ def paradox_summary(diag: Diagnosis) -> pd.DataFrame:
         (
             "Max. attainable kappa",
             km,
-            "the largest kappa these marginals allow; below the threshold, no judge could pass",
+            "the largest kappa this judge's use of the bins allows against these labels; a "
+            "judge using the bins as the humans do could reach 1",
         ),
         (
             "kappa / max. attainable",
@@ -237,8 +238,11 @@ def flags_text(diag: Diagnosis) -> list[str]:
         "all_high": "one rater put every case in the highest bin",
         "all_low": "one rater put every case in the lowest bin",
         "gate_unreachable": (
-            f"the maximum attainable kappa is below the threshold {diag.threshold:.2f}: "
-            "no judge could pass on these marginals (ADR-0004: rebalance the corpus)"
+            f"the maximum attainable kappa is below the threshold {diag.threshold:.2f}: with "
+            "its use of the bins this judge cannot pass against these labels; kappa_max "
+            "comes from the judge's marginal against the humans' (a judge using the bins as "
+            "the humans do could reach 1), so the judge's bin usage, not the corpus, is what "
+            "to look at"
         ),
     }
     return [texts.get(f, f) for f in diag.active_flags]
