@@ -300,7 +300,10 @@ def test_ledger_rows_without_a_seal_are_refused(tmp_path: Path) -> None:
     frame = load_ledger(world.ledger).drop(columns="seal_id")
     rows = tmp_path / "rows.jsonl"
     frame.to_json(rows, orient="records", lines=True)
-    refused(world.gate(rows), "name no seal")
+    refused(world.gate(rows), "frame rows")  # never evidence at all (ADR-0030)
+    with sqlite3.connect(world.ledger) as db:
+        db.execute("UPDATE requests SET params = json_remove(params, '$.heldout_seal')")
+    refused(world.gate(), "name no seal")
 
 
 # -- editing a conversation after sealing ----------------------------------------------------
