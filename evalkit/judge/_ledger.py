@@ -296,13 +296,16 @@ class Ledger:
     def record(self, rec: dict[str, Any]) -> bool:
         """Write one request (``REQUEST_FIELDS`` plus ``results``) in one transaction.
 
-        Returns False, writing nothing, if the key already holds a final status.
+        Returns False, writing nothing, if the key already holds a final status. With a
+        :class:`~evalkit.judge._lease.Leaseholder` attached, a request whose lease this
+        run held and lost (another process took it over) raises
+        :class:`~evalkit.judge._lease.LeaseLost`, writing nothing (ADR-0032).
         """
         if rec["status"] not in STATUSES:
             raise LedgerError(f"request {rec['request_key']}: unknown status {rec['status']!r}")
         with self._tx() as db:
             if self.leases is not None:  # recorded: the lease has done its work
-                self.leases.release(db, rec["request_key"])
+                self.leases.release(db, rec["request_key"], sent=bool(rec.get("attempts")))
             old = db.execute(
                 "SELECT status, attempts, input_tokens, output_tokens, cache_read_tokens, "
                 "cache_creation_tokens, cost_usd FROM requests WHERE request_key = ?",

@@ -31,7 +31,7 @@ from evalkit.catalogue import Case, Catalogue
 from evalkit.errors import JudgeError
 from evalkit.judge._base import Backend
 from evalkit.judge._batches import run_batches
-from evalkit.judge._lease import Leaseholder, send_sharing
+from evalkit.judge._lease import LeasedTraffic, Leaseholder, send_sharing
 from evalkit.judge._ledger import Ledger
 from evalkit.judge._plan import (
     Plan,
@@ -166,7 +166,12 @@ async def ajudge_cases(
                 if progress:
                     print(plan.estimate_line(), file=out, flush=True)
                 _hold_to_budget(plan, max_cost)
-            traffic = TrafficController(ceiling=concurrency, limits=limits, deadline=deadline)
+            holder = None if batch else Leaseholder(led)  # a batch run makes its own
+            traffic = (
+                TrafficController(ceiling=concurrency, limits=limits, deadline=deadline)
+                if holder is None  # each attempt re-checks its lease (ADR-0032)
+                else LeasedTraffic(holder, ceiling=concurrency, limits=limits, deadline=deadline)
+            )
             bar = _Progress(plan, progress, traffic=None if batch else traffic)
             if batch:
                 await run_batches(
@@ -178,9 +183,9 @@ async def ajudge_cases(
                     batch_poll_interval,
                     batch_timeout,
                 )
-            elif to_send:
+            elif to_send and holder is not None:
                 await send_sharing(  # other processes on this ledger: ADR-0019
-                    Leaseholder(led),
+                    holder,
                     plan,
                     lambda p: run_direct(
                         backend_obj, led, p, bar, traffic, max_cost, max_parse_retries
