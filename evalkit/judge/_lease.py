@@ -20,15 +20,15 @@ transaction as the row (:meth:`evalkit.judge._ledger.Ledger.record`).
   long call with retries keeps its lease.
 * Takeover (ADR-0032): an owner stopped past its lease may find, once resumed, that
   another process took the request over. So it re-checks the lease before every HTTP
-  attempt (:class:`LeasedTraffic`, :meth:`Leaseholder.confirm`) and before recording
-  (:meth:`Leaseholder.release`, inside the recording transaction): a lease still its own
-  (even expired, if nobody took it) is renewed and the call goes on; a lease gone to
-  another process, or a request another process has recorded, raises
-  :class:`LeaseLost`: nothing more is sent, nothing recorded over the other's answer,
-  and the sender says on stderr that the request was sent twice (by both processes) if
-  this one had sent it. So a request is sent at most once per process that held its
-  lease: twice for one takeover, never a third time by the resumed owner. The process
-  that takes over says how many leases it took from an expired owner.
+  attempt (:meth:`Leaseholder.confirm`, called by :mod:`evalkit.judge._takeover`) and
+  before recording (:meth:`Leaseholder.release`, inside the recording transaction): a
+  lease still its own (even expired, if nobody took it) is renewed and the call goes
+  on; a lease gone to another process, or a request another process has recorded,
+  raises :class:`LeaseLost`: nothing more is sent, nothing recorded over the other's
+  answer, and the sender says on stderr that the request was sent twice (by both
+  processes) if this one had sent it. So a takeover costs the one call in flight when
+  the lease expired, never a third by the resumed owner. The process that takes over
+  says how many leases it took from an expired owner.
 * Waiting: :func:`send_sharing` sends round after round: requests leased by others are
   waited for (polling the ledger with backoff) until they are final or their lease
   expires, then claimed; so the last process to finish leaves a complete ledger.
@@ -54,16 +54,15 @@ import sqlite3
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager, suppress
-from contextvars import ContextVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.errors import JudgeError, LedgerError
+from evalkit.errors import LedgerError
 from evalkit.judge._records import FINAL_STATUSES
-from evalkit.traffic import Charge, Ticket, TrafficController
+from evalkit.judge._takeover import LeaseLost
 
 if TYPE_CHECKING:
     from evalkit.judge._ledger import Ledger
@@ -92,38 +91,6 @@ OWNER = re.compile(r"[^/\s]{1,255}/[0-9]{1,10}/[0-9a-f]{16}")
 KEY = re.compile(r"[0-9a-f]{64}")
 _POLL_FIRST_S = 0.05
 _POLL_CAP_S = 2.0
-
-#: The request the current task is sending (set by :meth:`Leaseholder.sending`), so the
-#: traffic controller knows whose lease to confirm before an attempt.
-_SENDING: ContextVar[str | None] = ContextVar("evalkit_lease_sending", default=None)
-
-
-class LeaseLost(JudgeError):
-    """This run's lease on ``key`` is gone: another process took the request over after
-    the lease expired (this one was suspended past it), and may have answered it.
-
-    ``taker``: the owner now holding the lease (None: nobody; the request was recorded
-    or released by the other process). ``sent``: this run had sent the request, so it
-    was sent twice. The message is the stderr warning.
-    """
-
-    def __init__(self, path: Path, key: str, taker: str | None, sent: bool) -> None:
-        who = taker or "another process"
-        if sent:
-            what = (
-                f"request {key[:12]} was sent twice, by this process and by {who}, which "
-                "took it over when this process's lease expired (was this process "
-                "suspended?); the provider may bill both. This process sends it no more "
-                "and does not record its answer"
-            )
-        else:
-            what = (
-                f"request {key[:12]} was taken over by {who} when this process's lease "
-                "expired (was this process suspended?) before this process sent it; "
-                "left to that process, not sent twice"
-            )
-        super().__init__(f"{path}: {what}")
-        self.key, self.taker, self.sent = key, taker, sent
 
 
 def lease_seconds() -> float:
@@ -269,16 +236,6 @@ class Leaseholder:
             sent = sent or self.sent[key] > 0
             raise LeaseLost(self.ledger.path, key, self._taker(db, key), sent)
 
-    @contextmanager
-    def sending(self, key: str) -> Iterator[None]:
-        """Within the block, this task's HTTP attempts are for ``key``: the run's
-        :class:`LeasedTraffic` confirms its lease before each."""
-        token = _SENDING.set(key)
-        try:
-            yield
-        finally:
-            _SENDING.reset(token)
-
     def release_all(self) -> None:
         """Drop every lease this run still holds (its unsent or unrecorded requests)."""
         with self.ledger.transaction() as db:
@@ -355,33 +312,10 @@ class Leaseholder:
         print(
             f"note: {self.ledger.path}: took over {len(self.taken)} request(s) whose lease had "
             f"expired (owner {', '.join(owners[:3])}{', ...' if len(owners) > 3 else ''}: "
-            "killed or suspended?); any of them it had sent were sent twice",
+            "killed or suspended?); any that owner had sent were sent twice",
             file=sys.stderr,
         )
         self.taken.clear()
-
-
-class LeasedTraffic(TrafficController):
-    """A run's traffic controller that confirms the lease of the request an attempt is
-    for (:meth:`Leaseholder.sending`) once the attempt's turn has come, right before it
-    is sent: so a call resumed after its owner was stopped past its lease (a retry
-    after a timeout, a re-ask after an unparseable answer) sends nothing once another
-    process has taken the request over; :class:`LeaseLost` ends the call instead."""
-
-    def __init__(self, holder: Leaseholder, **options: Any) -> None:
-        super().__init__(**options)
-        self.holder = holder
-
-    async def acquire(self, charge: Charge) -> Ticket:
-        ticket = await super().acquire(charge)
-        key = _SENDING.get()
-        if key is not None:
-            try:
-                self.holder.confirm(key)
-            except BaseException:
-                self.release(ticket, None, ok=False)
-                raise
-        return ticket
 
 
 async def send_sharing(

@@ -299,7 +299,7 @@ class Ledger:
         Returns False, writing nothing, if the key already holds a final status. With a
         :class:`~evalkit.judge._lease.Leaseholder` attached, a request whose lease this
         run held and lost (another process took it over) raises
-        :class:`~evalkit.judge._lease.LeaseLost`, writing nothing (ADR-0032).
+        :class:`~evalkit.judge._takeover.LeaseLost`, writing nothing (ADR-0032).
         """
         if rec["status"] not in STATUSES:
             raise LedgerError(f"request {rec['request_key']}: unknown status {rec['status']!r}")

@@ -31,7 +31,7 @@ from evalkit.catalogue import Case, Catalogue
 from evalkit.errors import JudgeError
 from evalkit.judge._base import Backend
 from evalkit.judge._batches import run_batches
-from evalkit.judge._lease import LeasedTraffic, Leaseholder, send_sharing
+from evalkit.judge._lease import Leaseholder, send_sharing
 from evalkit.judge._ledger import Ledger
 from evalkit.judge._plan import (
     Plan,
@@ -44,6 +44,7 @@ from evalkit.judge._plan import (
 from evalkit.judge._prompt import JudgeIdentity, JudgeParams
 from evalkit.judge._records import FINAL_STATUSES
 from evalkit.judge._send import run_direct
+from evalkit.judge._takeover import LeasedTraffic
 from evalkit.judge.replay import REPLAY_MODEL, replay_filter, resolve_replay
 from evalkit.secrets import scrub
 from evalkit.traffic import Limits, TrafficController

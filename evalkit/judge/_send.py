@@ -26,13 +26,13 @@ from typing import Any
 from evalkit.errors import JudgeError
 from evalkit.judge._answer import AnswerError, parse_scores
 from evalkit.judge._base import Backend, Reply, ServerUnreachable, Usage, dumps_body
-from evalkit.judge._lease import LeaseLost
 from evalkit.judge._ledger import Ledger, now_iso
 from evalkit.judge._plan import (
     Plan,
     _Progress,
 )
 from evalkit.judge._prompt import JudgeRequest
+from evalkit.judge._takeover import LeaseLost, sending
 from evalkit.traffic import SendingStopped, TrafficController
 
 
@@ -168,10 +168,9 @@ async def run_direct(
         nonlocal over_budget
         try:
             ledger.record(rec)
-        except LeaseLost as exc:  # taken over while this process was suspended
-            print(f"warning: {exc}", file=sys.stderr, flush=True)
-            return
-        progress.update(rec)
+        except LeaseLost as exc:  # taken over while this process was suspended: not
+            print(f"warning: {exc}", file=sys.stderr, flush=True)  # recorded, but paid
+        progress.update(rec)  # so it counts toward --max-cost all the same
         spent = progress.spend + progress.unknown_cost * per_call
         if max_cost is not None and spent > max_cost and not over_budget:
             over_budget = True
@@ -186,7 +185,7 @@ async def run_direct(
             if holder is not None and not holder.claim(req.key):
                 continue  # another process sends it, or has answered it (ADR-0019)
             try:
-                with nullcontext() if holder is None else holder.sending(req.key):
+                with nullcontext() if holder is None else sending(req.key):
                     rec = await _resolve(backend, req.metadata(), req, None, max_parse_retries)
             except LeaseLost as exc:  # re-checked before a further attempt (ADR-0032)
                 print(f"warning: {exc}", file=sys.stderr, flush=True)

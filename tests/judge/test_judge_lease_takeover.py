@@ -30,8 +30,9 @@ import pytest
 from evalkit.catalogue import Catalogue, load
 from evalkit.judge import Ledger, judge_cases, load_ledger
 from evalkit.judge._base import Reply
-from evalkit.judge._lease import LeasedTraffic, Leaseholder, LeaseLost
+from evalkit.judge._lease import Leaseholder
 from evalkit.judge._prompt import JudgeRequest
+from evalkit.judge._takeover import LeasedTraffic, LeaseLost, sending
 from evalkit.judge.baseline import BaselineBackend
 from evalkit.traffic import Charge, TrafficController
 from tests.factory import REPO
@@ -94,7 +95,7 @@ def test_the_leased_controller_gives_the_turn_back_when_the_lease_is_lost(
         assert Leaseholder(other_ledger, ttl=10.0).claim(KEY, now=time.time() + 11.0)
 
         async def attempt() -> None:
-            with mine.sending(KEY):
+            with sending(KEY):
                 await traffic.acquire(Charge())
 
         with pytest.raises(LeaseLost):
