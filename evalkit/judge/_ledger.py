@@ -442,11 +442,15 @@ class Ledger:
     ) -> None:
         """Remember a submitted batch and the metadata of each of its requests (scrubbed
         like a request row); with ``intent``, delete that batch intent in the same
-        transaction (:mod:`evalkit.judge._intent`)."""
+        transaction (:mod:`evalkit.judge._intent`). A batch already remembered is left as
+        it is: another process adopted it while this one, suspended past its intent's
+        lease, was still creating it (ADR-0032)."""
         s = scrubber()
         with self._tx() as db:
             if intent is not None:
                 db.execute("DELETE FROM batch_intents WHERE intent_id = ?", (intent,))
+            if db.execute("SELECT 1 FROM batches WHERE batch_id = ?", (batch_id,)).fetchone():
+                return
             ts = now_iso()
             db.execute(
                 "INSERT INTO batches VALUES (?, ?, 'open', ?, ?)",

@@ -4,7 +4,8 @@ In process, with the clock driven through ``now=``: a lease still one's own is r
 before an attempt, even expired; a lease taken over ends the call before its next
 attempt and is never recorded over (ADR-0032). The takeover is simulated by a backend
 that, during its first attempt, lets a second holder on the same ledger take the
-request over, as a process would while the first was stopped.
+request over, as a process would while the first was stopped. A batch that another
+process adopted while its creator was stopped is remembered once.
 
 End to end (issue #30): a judge process is stopped (SIGSTOP) with its only call in
 flight, past its lease; a second process takes the request over and answers it; the
@@ -102,6 +103,18 @@ def test_the_leased_controller_gives_the_turn_back_when_the_lease_is_lost(
             asyncio.run(attempt())
         assert traffic.in_flight == 0
         assert mine.sent[KEY] == 0
+
+
+def test_a_batch_another_process_adopted_is_remembered_once(ledger: Ledger) -> None:
+    from evalkit.judge._intent import begin
+
+    mine = Leaseholder(ledger, ttl=10.0)
+    intent = begin(mine, "anthropic:m", {KEY: {"request_key": KEY}}, now=100.0)
+    assert intent is not None
+    with Ledger(ledger.path) as other_ledger:  # adopted while this one was stopped
+        other_ledger.add_batch("msgbatch_1", "anthropic:m", intent.items, intent=intent.intent_id)
+    ledger.add_batch("msgbatch_1", "anthropic:m", intent.items, intent=intent.intent_id)
+    assert list(ledger.open_batches("anthropic:m")) == ["msgbatch_1"]
 
 
 class _Suspended(BaselineBackend):
