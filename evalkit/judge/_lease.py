@@ -10,13 +10,25 @@ transaction as the row (:meth:`evalkit.judge._ledger.Ledger.record`).
 
 * Owner: ``host/pid/token`` (:func:`new_owner`), the token random per run, so a restarted
   process never mistakes an old lease for its own.
-* Expiry: ``expires_at`` is wall-clock seconds (``time.time()``); processes sharing a
-  ledger share a clock (one host, or hosts whose clocks agree to well under a lease).
-  A crashed owner's leases expire after :func:`lease_seconds` (``EVALKIT_LEASE_SECONDS``,
-  default 60); a live owner renews every lease it holds (and every batch intent it
-  owns, :mod:`evalkit.judge._intent`) every third of that (:meth:`Leaseholder.renewing`),
-  so a long call with retries keeps its lease. A lease lost anyway (the owner was
-  suspended past its expiry and another process took the request) is reported on stderr.
+* Expiry: ``expires_at`` is wall-clock seconds (``time.time()``), stored in the ledger,
+  so it runs on while its owner is stopped (SIGSTOP, a closed laptop lid) and every
+  process reads the same deadline; processes sharing a ledger share a clock (one host,
+  or hosts whose clocks agree to well under a lease). A crashed owner's leases expire
+  after :func:`lease_seconds` (``EVALKIT_LEASE_SECONDS``, default 60); a live owner
+  renews every lease it holds (and every batch intent it owns,
+  :mod:`evalkit.judge._intent`) every third of that (:meth:`Leaseholder.renewing`), so a
+  long call with retries keeps its lease.
+* Takeover (ADR-0032): an owner stopped past its lease may find, once resumed, that
+  another process took the request over. So it re-checks the lease before every HTTP
+  attempt (:meth:`Leaseholder.confirm`, called by :mod:`evalkit.judge._takeover`) and
+  before recording (:meth:`Leaseholder.release`, inside the recording transaction): a
+  lease still its own (even expired, if nobody took it) is renewed and the call goes
+  on; a lease gone to another process, or a request another process has recorded,
+  raises :class:`LeaseLost`: nothing more is sent, nothing recorded over the other's
+  answer, and the sender says on stderr that the request was sent twice (by both
+  processes) if this one had sent it. So a takeover costs the one call in flight when
+  the lease expired, never a third by the resumed owner. The process that takes over
+  says how many leases it took from an expired owner.
 * Waiting: :func:`send_sharing` sends round after round: requests leased by others are
   waited for (polling the ledger with backoff) until they are final or their lease
   expires, then claimed; so the last process to finish leaves a complete ledger.
@@ -27,7 +39,7 @@ transaction as the row (:meth:`evalkit.judge._ledger.Ledger.record`).
 
 Leases live in their own tables (:data:`LEASE_DDL`), so every reader of requests and
 results (frames, gate, reports, replay, the JSONL export and its validation) never sees
-them. See ADR-0019.
+them. See ADR-0019 and ADR-0032.
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ import socket
 import sqlite3
 import sys
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import replace
@@ -49,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import LedgerError
 from evalkit.judge._records import FINAL_STATUSES
+from evalkit.judge._takeover import LeaseLost
 
 if TYPE_CHECKING:
     from evalkit.judge._ledger import Ledger
@@ -143,7 +157,10 @@ class Leaseholder:
     Creating it attaches it to ``ledger`` (``ledger.leases``): from then on the ledger's
     :meth:`~evalkit.judge._ledger.Ledger.record` releases the lease of what it records,
     and the direct sender claims each request before sending it. ``held``: requests
-    leased now; ``tried``: every request this run has claimed (it does not send one twice).
+    leased now; ``tried``: every request this run has claimed (it does not send one twice);
+    ``sent``: HTTP attempts started per request (counted by :meth:`confirm`);
+    ``taken``: requests this run took over from another owner's expired lease, with
+    that owner.
     """
 
     def __init__(self, ledger: Ledger, ttl: float | None = None, owner: str | None = None):
@@ -152,6 +169,8 @@ class Leaseholder:
         self.owner = owner or new_owner()
         self.held: set[str] = set()
         self.tried: set[str] = set()
+        self.sent: Counter[str] = Counter()
+        self.taken: dict[str, str] = {}
         ledger.leases = self
 
     def claim(self, key: str, now: float | None = None) -> bool:
@@ -169,22 +188,53 @@ class Leaseholder:
                 "WHERE request_key = ?",
                 (key,),
             ).fetchone()
+            taken_from = None
             if row is not None:
                 _, owner, expires, _ = check_lease(path, row)
                 if owner != self.owner and expires > now:
                     return False
+                taken_from = owner if owner != self.owner else None
             db.execute(
                 "INSERT OR REPLACE INTO leases VALUES (?, ?, ?, ?)",
                 (key, self.owner, now + self.ttl, now),
             )
         self.held.add(key)
         self.tried.add(key)
+        if taken_from is not None:
+            self.taken[key] = taken_from
         return True
 
-    def release(self, db: sqlite3.Connection, key: str) -> None:
-        """Drop this run's lease of ``key`` inside the caller's transaction ``db``."""
-        db.execute("DELETE FROM leases WHERE request_key = ? AND owner = ?", (key, self.owner))
+    def _taker(self, db: sqlite3.Connection, key: str) -> str | None:
+        row = db.execute("SELECT owner FROM leases WHERE request_key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def confirm(self, key: str, now: float | None = None) -> None:
+        """Before an HTTP attempt for ``key``: the lease is still this run's (renewed
+        now, also if it had expired and nobody took it), and the attempt is counted in
+        ``sent``; else :class:`LeaseLost` (the request is not in ``held`` any more)."""
+        now = time.time() if now is None else now
+        with self.ledger.transaction() as db:
+            cur = db.execute(
+                "UPDATE leases SET expires_at = ? WHERE request_key = ? AND owner = ?",
+                (now + self.ttl, key, self.owner),
+            )
+            if cur.rowcount == 0:
+                self.held.discard(key)
+                raise LeaseLost(self.ledger.path, key, self._taker(db, key), self.sent[key] > 0)
+        self.sent[key] += 1
+
+    def release(self, db: sqlite3.Connection, key: str, *, sent: bool = True) -> None:
+        """Drop this run's lease of ``key`` inside the caller's transaction ``db`` (the
+        one recording it). A request this run claimed whose lease is no longer its own
+        raises :class:`LeaseLost` (the caller's transaction then writes nothing);
+        ``sent``: the record being written comes from a call this run sent."""
+        cur = db.execute(
+            "DELETE FROM leases WHERE request_key = ? AND owner = ?", (key, self.owner)
+        )
         self.held.discard(key)
+        if cur.rowcount == 0 and key in self.tried:
+            sent = sent or self.sent[key] > 0
+            raise LeaseLost(self.ledger.path, key, self._taker(db, key), sent)
 
     def release_all(self) -> None:
         """Drop every lease this run still holds (its unsent or unrecorded requests)."""
@@ -216,17 +266,10 @@ class Leaseholder:
     async def renewing(self) -> AsyncIterator[Leaseholder]:
         """Renew every third of the lease while the block runs; release all at its end."""
 
-        async def loop() -> None:
+        async def loop() -> None:  # a lost lease is said by the sender (LeaseLost)
             while True:
                 await asyncio.sleep(self.ttl / 3)
-                lost = self.renew()
-                if lost:
-                    print(
-                        f"warning: {self.ledger.path}: the lease of {len(lost)} request(s) "
-                        "expired before it was renewed (was this process suspended?); another "
-                        "process may have sent them too",
-                        file=sys.stderr,
-                    )
+                self.renew()
 
         task = asyncio.create_task(loop())
         try:
@@ -261,6 +304,19 @@ class Leaseholder:
         """Longest wait between two looks at the ledger: a quarter lease, at most 2 s."""
         return min(_POLL_CAP_S, self.ttl / 4)
 
+    def say_taken(self) -> None:
+        """On stderr: how many leases this run took over from expired owners (once)."""
+        if not self.taken:
+            return
+        owners = sorted(set(self.taken.values()))
+        print(
+            f"note: {self.ledger.path}: took over {len(self.taken)} request(s) whose lease had "
+            f"expired (owner {', '.join(owners[:3])}{', ...' if len(owners) > 3 else ''}: "
+            "killed or suspended?); any that owner had sent were sent twice",
+            file=sys.stderr,
+        )
+        self.taken.clear()
+
 
 async def send_sharing(
     holder: Leaseholder, plan: Plan, send: Callable[[Plan], Awaitable[None]]
@@ -279,7 +335,10 @@ async def send_sharing(
         todo = plan
         delay = _POLL_FIRST_S
         while True:
-            await send(todo)
+            try:
+                await send(todo)
+            finally:
+                holder.say_taken()
             while True:
                 left = holder.open_untried(r.key for r in plan.to_send)
                 if not left:

@@ -296,13 +296,16 @@ class Ledger:
     def record(self, rec: dict[str, Any]) -> bool:
         """Write one request (``REQUEST_FIELDS`` plus ``results``) in one transaction.
 
-        Returns False, writing nothing, if the key already holds a final status.
+        Returns False, writing nothing, if the key already holds a final status. With a
+        :class:`~evalkit.judge._lease.Leaseholder` attached, a request whose lease this
+        run held and lost (another process took it over) raises
+        :class:`~evalkit.judge._takeover.LeaseLost`, writing nothing (ADR-0032).
         """
         if rec["status"] not in STATUSES:
             raise LedgerError(f"request {rec['request_key']}: unknown status {rec['status']!r}")
         with self._tx() as db:
             if self.leases is not None:  # recorded: the lease has done its work
-                self.leases.release(db, rec["request_key"])
+                self.leases.release(db, rec["request_key"], sent=bool(rec.get("attempts")))
             old = db.execute(
                 "SELECT status, attempts, input_tokens, output_tokens, cache_read_tokens, "
                 "cache_creation_tokens, cost_usd FROM requests WHERE request_key = ?",
@@ -439,11 +442,15 @@ class Ledger:
     ) -> None:
         """Remember a submitted batch and the metadata of each of its requests (scrubbed
         like a request row); with ``intent``, delete that batch intent in the same
-        transaction (:mod:`evalkit.judge._intent`)."""
+        transaction (:mod:`evalkit.judge._intent`). A batch already remembered is left as
+        it is: another process adopted it while this one, suspended past its intent's
+        lease, was still creating it (ADR-0032)."""
         s = scrubber()
         with self._tx() as db:
             if intent is not None:
                 db.execute("DELETE FROM batch_intents WHERE intent_id = ?", (intent,))
+            if db.execute("SELECT 1 FROM batches WHERE batch_id = ?", (batch_id,)).fetchone():
+                return
             ts = now_iso()
             db.execute(
                 "INSERT INTO batches VALUES (?, ?, 'open', ?, ?)",

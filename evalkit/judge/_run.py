@@ -44,6 +44,7 @@ from evalkit.judge._plan import (
 from evalkit.judge._prompt import JudgeIdentity, JudgeParams
 from evalkit.judge._records import FINAL_STATUSES
 from evalkit.judge._send import run_direct
+from evalkit.judge._takeover import LeasedTraffic
 from evalkit.judge.replay import REPLAY_MODEL, replay_filter, resolve_replay
 from evalkit.secrets import scrub
 from evalkit.traffic import Limits, TrafficController
@@ -166,7 +167,12 @@ async def ajudge_cases(
                 if progress:
                     print(plan.estimate_line(), file=out, flush=True)
                 _hold_to_budget(plan, max_cost)
-            traffic = TrafficController(ceiling=concurrency, limits=limits, deadline=deadline)
+            holder = None if batch else Leaseholder(led)  # a batch run makes its own
+            traffic = (
+                TrafficController(ceiling=concurrency, limits=limits, deadline=deadline)
+                if holder is None  # each attempt re-checks its lease (ADR-0032)
+                else LeasedTraffic(holder, ceiling=concurrency, limits=limits, deadline=deadline)
+            )
             bar = _Progress(plan, progress, traffic=None if batch else traffic)
             if batch:
                 await run_batches(
@@ -178,9 +184,9 @@ async def ajudge_cases(
                     batch_poll_interval,
                     batch_timeout,
                 )
-            elif to_send:
+            elif to_send and holder is not None:
                 await send_sharing(  # other processes on this ledger: ADR-0019
-                    Leaseholder(led),
+                    holder,
                     plan,
                     lambda p: run_direct(
                         backend_obj, led, p, bar, traffic, max_cost, max_parse_retries

@@ -3,7 +3,10 @@
 Every answer is resolved (parsed strictly, asked again up to ``max_parse_retries`` times
 when unparseable) and recorded in the ledger as soon as it arrives, so a process killed
 at any moment loses at most the calls in flight. Each direct request is leased before
-it is sent (:mod:`evalkit.judge._lease`); Message Batches are in
+it is sent (:mod:`evalkit.judge._lease`), and its lease is confirmed again before
+every further attempt and before its answer is recorded: a request another process
+took over while this one was suspended is neither sent again nor recorded by this one,
+and stderr says it was sent twice (ADR-0032). Message Batches are in
 :mod:`evalkit.judge._batches`.
 
 A direct run stops early, with a :class:`JudgeError`, when the spend passes
@@ -15,7 +18,9 @@ stay unrecorded, so a re-run sends exactly those.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 from evalkit.errors import JudgeError
@@ -27,6 +32,7 @@ from evalkit.judge._plan import (
     _Progress,
 )
 from evalkit.judge._prompt import JudgeRequest
+from evalkit.judge._takeover import LeaseLost, sending
 from evalkit.traffic import SendingStopped, TrafficController
 
 
@@ -160,8 +166,11 @@ async def run_direct(
 
     def record(rec: dict[str, Any]) -> None:
         nonlocal over_budget
-        ledger.record(rec)
-        progress.update(rec)
+        try:
+            ledger.record(rec)
+        except LeaseLost as exc:  # taken over while this process was suspended: not
+            print(f"warning: {exc}", file=sys.stderr, flush=True)  # recorded, but paid
+        progress.update(rec)  # so it counts toward --max-cost all the same
         spent = progress.spend + progress.unknown_cost * per_call
         if max_cost is not None and spent > max_cost and not over_budget:
             over_budget = True
@@ -172,10 +181,15 @@ async def run_direct(
         for req in queue:
             if over_budget or unreachable is not None:
                 return
-            if ledger.leases is not None and not ledger.leases.claim(req.key):
+            holder = ledger.leases
+            if holder is not None and not holder.claim(req.key):
                 continue  # another process sends it, or has answered it (ADR-0019)
             try:
-                rec = await _resolve(backend, req.metadata(), req, None, max_parse_retries)
+                with nullcontext() if holder is None else sending(req.key):
+                    rec = await _resolve(backend, req.metadata(), req, None, max_parse_retries)
+            except LeaseLost as exc:  # re-checked before a further attempt (ADR-0032)
+                print(f"warning: {exc}", file=sys.stderr, flush=True)
+                continue
             except SendingStopped as exc:
                 if exc.answered is not None:
                     record(exc.answered)
