@@ -60,6 +60,7 @@ from evalkit.judge._answer import (
 )
 from evalkit.judge._anthropic_batches import MessageBatches, _Failed
 from evalkit.judge._anthropic_estimate import OUTPUT_TOKENS_PER_DIMENSION, CostEstimates
+from evalkit.judge._anthropic_http import BoundedAsyncClient
 from evalkit.judge._base import (
     CALL_DEADLINE_S,
     CHARS_PER_TOKEN,
@@ -77,6 +78,7 @@ from evalkit.judge._base import (
     scrub,
     token_count,
 )
+from evalkit.judge._bounds import MAX_MODEL_CHARS, BodyRefused, depth_problem
 from evalkit.judge._pricing import (
     BATCH_DISCOUNT,
     PRICES,
@@ -169,11 +171,12 @@ class AnthropicBackend(CostEstimates, MessageBatches):
                     "anthropic judge: no API key; set ANTHROPIC_API_KEY "
                     "(it is read from the environment and never written anywhere)"
                 )
+            timeout = httpx2.Timeout(self._timeout, connect=self._connect_timeout)
             self._client = anthropic.AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self._base_url,
-                http_client=self._http_client,
-                timeout=httpx2.Timeout(self._timeout, connect=self._connect_timeout),
+                http_client=self._http_client or BoundedAsyncClient(timeout=timeout),
+                timeout=timeout,
                 max_retries=0,
             )
             self._reach = Reachability(str(self._client.base_url))
@@ -235,7 +238,8 @@ class AnthropicBackend(CostEstimates, MessageBatches):
                 result = await (fn() if deadline is None else asyncio.wait_for(fn(), deadline))
                 if ticket is not None:
                     headers = dict(result.headers)
-                    result = (await result.parse(), ticket)
+                    too_deep = depth_problem(result.http_response.content)
+                    result = (too_deep or await result.parse(), ticket)
             except anthropic.APIStatusError as exc:
                 reach.reached()
                 headers = dict(exc.response.headers)
@@ -249,6 +253,9 @@ class AnthropicBackend(CostEstimates, MessageBatches):
                     raise _Failed(self._describe(exc), attempt) from None
             except anthropic.APIConnectionError as exc:  # includes APITimeoutError
                 self._release(ticket, None)
+                if isinstance(exc.__cause__, BodyRefused):  # answered, but not readable
+                    reach.reached()
+                    raise _Failed(self._scrub(str(exc.__cause__)), attempt, answered=True) from None
                 if isinstance(exc.__cause__, (httpx2.ConnectError, httpx2.ConnectTimeout)):
                     reach.failed(self._describe(exc))  # the request never left
                 else:
@@ -269,6 +276,12 @@ class AnthropicBackend(CostEstimates, MessageBatches):
                 self._release(ticket, headers)
                 reach.reached()
                 raise _Failed(self._describe(exc), attempt) from None
+            except RecursionError:  # a body nested too deep for the decoder (not retried)
+                self._release(ticket, headers)
+                reach.reached()
+                raise _Failed(
+                    "response nested too deep to decode", attempt, answered=True
+                ) from None
             except ValueError as exc:  # a 200 whose body is not JSON: retried like a drop
                 self._release(ticket, headers)
                 reach.reached()
@@ -374,6 +387,14 @@ class AnthropicBackend(CostEstimates, MessageBatches):
                 error=failed.message,
                 attempts=failed.attempts,
                 latency_s=time.monotonic() - t0,
+                usage=Usage(cost_usd=None) if failed.answered else Usage(),
+            )
+        if isinstance(msg, str):  # the body is nested too deep to be read
+            latency = time.monotonic() - t0
+            problem = f"response body: {msg}"
+            usage = Usage(cost_usd=None)  # its usage block cannot be read
+            return Reply(
+                "answer", problem=problem, attempts=attempts, latency_s=latency, usage=usage
             )
         reply = self.reply_from_message(msg, attempts=attempts, latency_s=time.monotonic() - t0)
         if reply.kind != "error":  # an error reply's usage is unknown: keep the estimate
@@ -399,7 +420,9 @@ class AnthropicBackend(CostEstimates, MessageBatches):
         self, msg: anthropic.types.Message, *, attempts: int, latency_s: float, batch: bool = False
     ) -> Reply:
         """Classify a Message: refusal, an answer payload, or an answer with a problem."""
-        raw = self._scrub(msg.model_dump_json())
+        with warnings.catch_warnings():  # a field of the wrong type is reported below
+            warnings.simplefilter("ignore")
+            raw = self._scrub(msg.model_dump_json())
         try:
             usage = self._usage(msg)
         except UsageError as exc:
@@ -418,8 +441,12 @@ class AnthropicBackend(CostEstimates, MessageBatches):
             "attempts": attempts,
             "usage": usage,
             "latency_s": latency_s,
-            "response_model": msg.model,
         }
+        model = msg.model
+        if not isinstance(model, str) or not 0 < len(model) <= MAX_MODEL_CHARS:
+            what = f"{len(model)} characters" if isinstance(model, str) else kind_of(model)
+            return Reply("answer", problem=f"response model is {what}, not a model id", **common)
+        common["response_model"] = model
         if msg.stop_reason == "refusal":
             return Reply("refusal", **common)
         texts = "\n".join(b.text for b in msg.content if b.type == "text").strip()
