@@ -24,6 +24,9 @@ class BoundedAsyncClient(anthropic.DefaultAsyncHttpxClient):
     def __init__(self, **kwargs: Any) -> None:
         headers = dict(kwargs.pop("headers", None) or {})
         headers.setdefault("Accept-Encoding", ACCEPT_ENCODING)
+        # httpx reads a redirect's body whole before following it: not followed here (a
+        # 3xx is an HTTP error of the call, as with the openai backend's client).
+        kwargs["follow_redirects"] = False
         super().__init__(headers=headers, **kwargs)
 
     async def send(

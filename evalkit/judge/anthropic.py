@@ -26,6 +26,16 @@
   not an object, or holds a count that is negative, fractional, a string or a bool is
   an ``error`` reply naming the field: it cannot be costed, so it is neither final nor
   counted as free; a re-run asks again.
+* Bounds (:mod:`evalkit.judge._bounds`): the SDK gets a
+  :class:`~evalkit.judge._anthropic_http.BoundedAsyncClient`, which reads every body
+  within :data:`~evalkit.judge._bounds.MAX_WIRE_BYTES` on the wire and
+  :data:`~evalkit.judge._bounds.MAX_BODY_BYTES` inflated. A body it refuses is an
+  ``error`` reply at once (not retried: the server answered, so the call may be billed;
+  its cost is unknown). A body nested deeper than
+  :data:`~evalkit.judge._bounds.MAX_JSON_DEPTH`, or a Message whose ``model`` is not a
+  string of at most :data:`~evalkit.judge._bounds.MAX_MODEL_CHARS`, is an answer with
+  a problem (re-asked, then ``unparseable``). A caller-supplied ``http_client`` is used
+  as given: its bounds are its owner's (the depth limit still holds).
 * Estimates: :meth:`AnthropicBackend.estimate` is local (characters of the system
   text, the transcript and the tool schema / :data:`~evalkit.judge._base.CHARS_PER_TOKEN`)
   and sends nothing; :meth:`AnthropicBackend.exact_estimate` calls
@@ -212,7 +222,9 @@ class AnthropicBackend(CostEstimates, MessageBatches):
         controller: ``fn`` returns the SDK's raw response (headers, then ``parse()``), a
         429 waits for its turn and is sent again without using the ``max_retries``
         budget (which other transient failures use), and the run's deadline ends the
-        wait with :class:`_Failed`. The result is then ``(message, ticket)``.
+        wait with :class:`_Failed`. The result is then ``(message, ticket)``, or
+        ``(problem, ticket)`` when the body is nested too deep to be parsed
+        (:func:`~evalkit.judge._bounds.depth_problem`).
         """
         self.client()
         reach = self._reach
@@ -443,7 +455,7 @@ class AnthropicBackend(CostEstimates, MessageBatches):
             "latency_s": latency_s,
         }
         model = msg.model
-        if not isinstance(model, str) or not 0 < len(model) <= MAX_MODEL_CHARS:
+        if not isinstance(model, str) or len(model) > MAX_MODEL_CHARS:
             what = f"{len(model)} characters" if isinstance(model, str) else kind_of(model)
             return Reply("answer", problem=f"response model is {what}, not a model id", **common)
         common["response_model"] = model

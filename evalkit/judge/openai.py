@@ -22,6 +22,15 @@ negative cost. The estimate is local (characters / 4). Cost is None unless a
 ``price=(input, output)`` in USD per million tokens is given: local servers are free
 and there is no reliable price table for remote ones. The request key holds the model
 name, not the URL: the same model served elsewhere reuses the ledger.
+
+Bounds (:mod:`evalkit.judge._bounds`): the response is streamed and read within
+:data:`~evalkit.judge._bounds.MAX_WIRE_BYTES` on the wire and
+:data:`~evalkit.judge._bounds.MAX_BODY_BYTES` inflated (only gzip and deflate are asked
+for); a 200 whose body is refused is an ``error`` at once, of unknown cost. A body
+that is not UTF-8, JSON nested deeper than :data:`~evalkit.judge._bounds.MAX_JSON_DEPTH`
+(the body or the content) or a ``model`` that is not a string of at most
+:data:`~evalkit.judge._bounds.MAX_MODEL_CHARS` is an answer with a problem (re-asked,
+then ``unparseable``), with its usage kept.
 """
 
 from __future__ import annotations
