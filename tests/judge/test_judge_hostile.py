@@ -41,19 +41,18 @@ GIB = 1024**3
 
 
 @cache
-def gzip_bomb(inflated: int = 2 * GIB) -> bytes:
-    """A valid gzip stream of ``inflated`` zero bytes (a whole number of MiB), about
-    1/1000 of that size, built in milliseconds: after a full flush every MiB of zeros
-    compresses to the same bytes, so one block is repeated; the trailer's CRC-32 of
-    2 GiB of zeros is ``zlib.crc32(bytes(2**31)) == 0x4DBDF21C``."""
-    assert inflated == 2 * GIB, "the CRC below is the one of 2 GiB of zeros"
+def gzip_bomb() -> bytes:
+    """A valid gzip stream of 2 GiB of zeros, 2 MB long, built in milliseconds: after a
+    full flush every MiB of zeros compresses to the same bytes, so one block is
+    repeated; the trailer holds ``zlib.crc32(bytes(2**31)) == 0x4DBDF21C`` and the
+    size, 2**31."""
     mib = bytes(1024**2)
     c = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
     first = c.compress(mib) + c.flush(zlib.Z_FULL_FLUSH)
     block = c.compress(mib) + c.flush(zlib.Z_FULL_FLUSH)
     last = c.compress(mib) + c.flush()
-    n = inflated // len(mib)
-    return first + block * (n - 2) + last[:-8] + struct.pack("<II", 0x4DBDF21C, 0)
+    body = first + block * (2 * GIB // len(mib) - 2) + last[:-8]
+    return body + struct.pack("<II", 0x4DBDF21C, 2 * GIB % 2**32)
 
 
 def _nested(depth: int) -> str:
