@@ -21,6 +21,7 @@ boolean, ``1`` is not ``true``), a bin outside the frozen bins (case-sensitive:
 ``High`` is not ``high``), an evidence id that is not a turn shown to the judge, or a
 blank rationale; or when a presence-gated dimension's ``signal_present`` is null.
 A non-gated dimension may report ``signal_present`` as given (null or a boolean).
+JSON nested deeper than :data:`~evalkit.judge._bounds.MAX_JSON_DEPTH` is not read.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from evalkit.judge._bounds import MAX_JSON_DEPTH, too_deep
 
 TOOL_NAME = "record_scores"
 TOOL_DESCRIPTION = (
@@ -113,11 +116,17 @@ def _no_constants(name: str) -> Any:
 
 
 def loads_strict(text: str) -> Any:
-    """``json.loads`` that rejects duplicate keys and NaN/Infinity; raises AnswerError."""
+    """``json.loads`` that rejects duplicate keys, NaN/Infinity and nesting deeper than
+    :data:`~evalkit.judge._bounds.MAX_JSON_DEPTH`; raises AnswerError."""
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
         raise AnswerError(f"not JSON: {exc.msg} at char {exc.pos}") from None
+    except RecursionError:
+        raise AnswerError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    if too_deep(value):
+        raise AnswerError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
 
 
 def parse_scores(

@@ -22,12 +22,14 @@ from evalkit.judge._prompt import JudgeRequest
 
 
 class _Failed(Exception):
-    """The retry policy gave up; ``message`` is scrubbed."""
+    """The retry policy gave up; ``message`` is scrubbed. ``answered``: the server did
+    answer (a body refused by :mod:`evalkit.judge._bounds`), so the call may be billed."""
 
-    def __init__(self, message: str, attempts: int) -> None:
+    def __init__(self, message: str, attempts: int, *, answered: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.attempts = attempts
+        self.answered = answered
 
 
 class MessageBatches:

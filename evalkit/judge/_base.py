@@ -44,6 +44,11 @@ CALL_DEADLINE_S = 120.0
 #: Connect timeout (seconds) of the backends, so a black-holed host fails fast.
 CONNECT_TIMEOUT_S = 10.0
 
+#: Largest token count one usage field may hold. No call reads or writes a billion
+#: tokens (context windows are a few million at most); a larger count is a broken or
+#: hostile server, and beyond 2**63 it would not even fit the ledger's INTEGER column.
+MAX_TOKEN_COUNT = 10**9
+
 
 @dataclass
 class Usage:
@@ -202,17 +207,21 @@ MISSING: Any = _Missing()
 def token_count(value: object, name: str, *, required: bool = True) -> int:
     """``value`` as a token count, or :class:`UsageError` naming ``name``.
 
-    A count is a non-negative ``int``; ``bool`` is not an int here, nor is ``3.0`` or
-    ``"3"``. An absent (:data:`MISSING`) or null value is 0 when not ``required``.
+    A count is a non-negative ``int`` up to :data:`MAX_TOKEN_COUNT`; ``bool`` is not an
+    int here, nor is ``3.0`` or ``"3"``. An absent (:data:`MISSING`) or null value is 0
+    when not ``required``.
     """
     if value is MISSING or value is None:
         if not required:
             return 0
         raise UsageError(f"{name} is {'missing' if value is MISSING else 'null'}")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{name} is {value!r} ({type(value).__name__}), not a whole number")
+        shown = repr(value)[:40]
+        raise UsageError(f"{name} is {shown} ({type(value).__name__}), not a whole number")
     if value < 0:
         raise UsageError(f"{name} is {value}, a negative token count")
+    if value > MAX_TOKEN_COUNT:
+        raise UsageError(f"{name} is more than {MAX_TOKEN_COUNT}, not a plausible token count")
     return value
 
 

@@ -21,11 +21,22 @@
   timeout fires) is abandoned and retried like a timeout. After
   :data:`~evalkit.judge._base.UNREACHABLE_AFTER` failed connections in a row (refused,
   DNS, connect timeout) :class:`ServerUnreachable` stops the run.
-* Usage: the token counts of a Message are read strictly (non-negative ints; see
+* Usage (a Message is read in :mod:`evalkit.judge._anthropic_reply`): the token
+  counts are read strictly (non-negative ints; see
   :func:`~evalkit.judge._base.token_count`). A Message whose usage is missing, null,
   not an object, or holds a count that is negative, fractional, a string or a bool is
   an ``error`` reply naming the field: it cannot be costed, so it is neither final nor
   counted as free; a re-run asks again.
+* Bounds (:mod:`evalkit.judge._bounds`): the SDK gets a
+  :class:`~evalkit.judge._anthropic_http.BoundedAsyncClient`, which reads every body
+  within :data:`~evalkit.judge._bounds.MAX_WIRE_BYTES` on the wire and
+  :data:`~evalkit.judge._bounds.MAX_BODY_BYTES` inflated. A body it refuses is an
+  ``error`` reply at once (not retried: the server answered, so the call may be billed;
+  its cost is unknown). A body nested deeper than
+  :data:`~evalkit.judge._bounds.MAX_JSON_DEPTH`, or a Message whose ``model`` is not a
+  string of at most :data:`~evalkit.judge._bounds.MAX_MODEL_CHARS`, is an answer with
+  a problem (re-asked, then ``unparseable``). A caller-supplied ``http_client`` is used
+  as given: its bounds are its owner's (the depth limit still holds).
 * Estimates: :meth:`AnthropicBackend.estimate` is local (characters of the system
   text, the transcript and the tool schema / :data:`~evalkit.judge._base.CHARS_PER_TOKEN`)
   and sends nothing; :meth:`AnthropicBackend.exact_estimate` calls
@@ -53,30 +64,26 @@ from evalkit.errors import JudgeError
 from evalkit.judge._answer import (
     TOOL_DESCRIPTION,
     TOOL_NAME,
-    AnswerError,
     answer_schema,
-    loads_strict,
-    looks_like_refusal,
 )
 from evalkit.judge._anthropic_batches import MessageBatches, _Failed
 from evalkit.judge._anthropic_estimate import OUTPUT_TOKENS_PER_DIMENSION, CostEstimates
+from evalkit.judge._anthropic_http import BoundedAsyncClient
+from evalkit.judge._anthropic_reply import MessageReplies
 from evalkit.judge._base import (
     CALL_DEADLINE_S,
     CHARS_PER_TOKEN,
     CONNECT_TIMEOUT_S,
-    MISSING,
     RETRY_STATUSES,
     Reachability,
     Reply,
     ServerUnreachable,
     Usage,
-    UsageError,
-    kind_of,
     parse_retry_after,
     retry_delay,
     scrub,
-    token_count,
 )
+from evalkit.judge._bounds import BodyRefused, depth_problem
 from evalkit.judge._pricing import (
     BATCH_DISCOUNT,
     PRICES,
@@ -102,7 +109,7 @@ __all__ = [
 ]
 
 
-class AnthropicBackend(CostEstimates, MessageBatches):
+class AnthropicBackend(CostEstimates, MessageBatches, MessageReplies):
     """Judge through the Anthropic Messages API (see the module docstring)."""
 
     kind = "anthropic"
@@ -169,11 +176,12 @@ class AnthropicBackend(CostEstimates, MessageBatches):
                     "anthropic judge: no API key; set ANTHROPIC_API_KEY "
                     "(it is read from the environment and never written anywhere)"
                 )
+            timeout = httpx2.Timeout(self._timeout, connect=self._connect_timeout)
             self._client = anthropic.AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self._base_url,
-                http_client=self._http_client,
-                timeout=httpx2.Timeout(self._timeout, connect=self._connect_timeout),
+                http_client=self._http_client or BoundedAsyncClient(timeout=timeout),
+                timeout=timeout,
                 max_retries=0,
             )
             self._reach = Reachability(str(self._client.base_url))
@@ -209,7 +217,9 @@ class AnthropicBackend(CostEstimates, MessageBatches):
         controller: ``fn`` returns the SDK's raw response (headers, then ``parse()``), a
         429 waits for its turn and is sent again without using the ``max_retries``
         budget (which other transient failures use), and the run's deadline ends the
-        wait with :class:`_Failed`. The result is then ``(message, ticket)``.
+        wait with :class:`_Failed`. The result is then ``(message, ticket)``, or
+        ``(problem, ticket)`` when the body is nested too deep to be parsed
+        (:func:`~evalkit.judge._bounds.depth_problem`).
         """
         self.client()
         reach = self._reach
@@ -235,7 +245,8 @@ class AnthropicBackend(CostEstimates, MessageBatches):
                 result = await (fn() if deadline is None else asyncio.wait_for(fn(), deadline))
                 if ticket is not None:
                     headers = dict(result.headers)
-                    result = (await result.parse(), ticket)
+                    too_deep = depth_problem(result.http_response.content)
+                    result = (too_deep or await result.parse(), ticket)
             except anthropic.APIStatusError as exc:
                 reach.reached()
                 headers = dict(exc.response.headers)
@@ -249,6 +260,9 @@ class AnthropicBackend(CostEstimates, MessageBatches):
                     raise _Failed(self._describe(exc), attempt) from None
             except anthropic.APIConnectionError as exc:  # includes APITimeoutError
                 self._release(ticket, None)
+                if isinstance(exc.__cause__, BodyRefused):  # answered, but not readable
+                    reach.reached()
+                    raise _Failed(self._scrub(str(exc.__cause__)), attempt, answered=True) from None
                 if isinstance(exc.__cause__, (httpx2.ConnectError, httpx2.ConnectTimeout)):
                     reach.failed(self._describe(exc))  # the request never left
                 else:
@@ -269,6 +283,12 @@ class AnthropicBackend(CostEstimates, MessageBatches):
                 self._release(ticket, headers)
                 reach.reached()
                 raise _Failed(self._describe(exc), attempt) from None
+            except RecursionError:  # a body nested too deep for the decoder (not retried)
+                self._release(ticket, headers)
+                reach.reached()
+                raise _Failed(
+                    "response nested too deep to decode", attempt, answered=True
+                ) from None
             except ValueError as exc:  # a 200 whose body is not JSON: retried like a drop
                 self._release(ticket, headers)
                 reach.reached()
@@ -374,6 +394,14 @@ class AnthropicBackend(CostEstimates, MessageBatches):
                 error=failed.message,
                 attempts=failed.attempts,
                 latency_s=time.monotonic() - t0,
+                usage=Usage(cost_usd=None) if failed.answered else Usage(),
+            )
+        if isinstance(msg, str):  # the body is nested too deep to be read
+            latency = time.monotonic() - t0
+            problem = f"response body: {msg}"
+            usage = Usage(cost_usd=None)  # its usage block cannot be read
+            return Reply(
+                "answer", problem=problem, attempts=attempts, latency_s=latency, usage=usage
             )
         reply = self.reply_from_message(msg, attempts=attempts, latency_s=time.monotonic() - t0)
         if reply.kind != "error":  # an error reply's usage is unknown: keep the estimate
@@ -381,83 +409,3 @@ class AnthropicBackend(CostEstimates, MessageBatches):
             counted = reply.usage.input_tokens + reply.usage.cache_creation_tokens
             self.traffic.correct(ticket, counted, reply.usage.output_tokens)
         return reply
-
-    def reply_from_message(
-        self, msg: Any, *, attempts: int, latency_s: float, batch: bool = False
-    ) -> Reply:
-        """Classify a Message (see :meth:`_classify`); never raises. A ``msg`` that is not a
-        proper Message (no content, an error object sent with HTTP 200, a usage block
-        that cannot be trusted) becomes an ``error`` reply, recorded and counted, so a
-        re-run retries it."""
-        try:
-            return self._classify(msg, attempts=attempts, latency_s=latency_s, batch=batch)
-        except (AttributeError, TypeError, ValueError) as exc:
-            error = self._scrub(f"malformed message: {type(exc).__name__}: {exc}")
-            return Reply("error", error=error, attempts=attempts, latency_s=latency_s)
-
-    def _classify(
-        self, msg: anthropic.types.Message, *, attempts: int, latency_s: float, batch: bool = False
-    ) -> Reply:
-        """Classify a Message: refusal, an answer payload, or an answer with a problem."""
-        raw = self._scrub(msg.model_dump_json())
-        try:
-            usage = self._usage(msg)
-        except UsageError as exc:
-            error = self._scrub(f"malformed usage: {exc}")  # tokens and cost unknown
-            return Reply(
-                "error",
-                error=error,
-                raw=raw,
-                attempts=attempts,
-                latency_s=latency_s,
-                usage=Usage(cost_usd=None),
-            )
-        usage.cost_usd = self.cost(usage, batch=batch)
-        common: dict[str, Any] = {
-            "raw": raw,
-            "attempts": attempts,
-            "usage": usage,
-            "latency_s": latency_s,
-            "response_model": msg.model,
-        }
-        if msg.stop_reason == "refusal":
-            return Reply("refusal", **common)
-        texts = "\n".join(b.text for b in msg.content if b.type == "text").strip()
-        if self.params.mode == "json":
-            try:
-                return Reply("answer", payload=loads_strict(texts), **common)
-            except AnswerError as exc:
-                if looks_like_refusal(texts):
-                    return Reply("refusal", **common)
-                return Reply("answer", problem=str(exc), **common)
-        tools = [b for b in msg.content if b.type == "tool_use"]
-        if len(tools) == 1 and tools[0].name == TOOL_NAME:
-            return Reply("answer", payload=tools[0].input, **common)
-        if not tools:
-            if texts and looks_like_refusal(texts):
-                return Reply("refusal", **common)
-            return Reply("answer", problem=f"no {TOOL_NAME} tool call in the answer", **common)
-        names = [t.name for t in tools]
-        return Reply("answer", problem=f"expected one {TOOL_NAME} call, got {names}", **common)
-
-    @staticmethod
-    def _usage(msg: Any) -> Usage:
-        """The token counts of ``msg``, strictly; :class:`UsageError` names the bad field."""
-        u = getattr(msg, "usage", None)
-        if isinstance(u, dict):
-            fields: dict[str, Any] = u
-        elif isinstance(u, anthropic.BaseModel):
-            fields = {k: getattr(u, k) for k in u.model_fields_set}
-            fields.update(u.model_extra or {})
-        else:
-            raise UsageError(f"usage is {kind_of(u)}, not an object")
-
-        def count(name: str, required: bool = True) -> int:
-            return token_count(fields.get(name, MISSING), f"usage.{name}", required=required)
-
-        return Usage(
-            input_tokens=count("input_tokens"),
-            output_tokens=count("output_tokens"),
-            cache_read_tokens=count("cache_read_input_tokens", required=False),
-            cache_creation_tokens=count("cache_creation_input_tokens", required=False),
-        )

@@ -22,6 +22,15 @@ negative cost. The estimate is local (characters / 4). Cost is None unless a
 ``price=(input, output)`` in USD per million tokens is given: local servers are free
 and there is no reliable price table for remote ones. The request key holds the model
 name, not the URL: the same model served elsewhere reuses the ledger.
+
+Bounds (:mod:`evalkit.judge._bounds`): the response is streamed and read within
+:data:`~evalkit.judge._bounds.MAX_WIRE_BYTES` on the wire and
+:data:`~evalkit.judge._bounds.MAX_BODY_BYTES` inflated (only gzip and deflate are asked
+for); a 200 whose body is refused is an ``error`` at once, of unknown cost. A body
+that is not UTF-8, JSON nested deeper than :data:`~evalkit.judge._bounds.MAX_JSON_DEPTH`
+(the body or the content) or a ``model`` that is not a string of at most
+:data:`~evalkit.judge._bounds.MAX_MODEL_CHARS` is an answer with a problem (re-asked,
+then ``unparseable``), with its usage kept.
 """
 
 from __future__ import annotations
@@ -56,6 +65,7 @@ from evalkit.judge._base import (
     scrub,
     token_count,
 )
+from evalkit.judge._bounds import ACCEPT_ENCODING, MAX_MODEL_CHARS, BodyRefused, read_response
 from evalkit.judge._prompt import JudgeParams, JudgeRequest
 from evalkit.model_ids import is_pinned
 from evalkit.traffic import Charge, DeadlinePassed, Ticket, TrafficController
@@ -170,7 +180,9 @@ class OpenAIBackend:
         Every attempt waits for its turn in :attr:`traffic`; a 429 is sent again when
         its turn comes, without using the ``max_retries`` budget (see
         :mod:`evalkit.traffic`), until the run's deadline passes."""
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        headers = {"Accept-Encoding": ACCEPT_ENCODING}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
         body = self.body(request)
         inp, _ = char_estimate([request])
         charge = Charge(input_tokens=inp, output_tokens=self.params.max_tokens)
@@ -191,13 +203,8 @@ class OpenAIBackend:
             seen: dict[str, str] | None = None
             try:
                 self._reach.check()
-                post = self._http().post(
-                    f"{self.base_url}/chat/completions",
-                    json=body,
-                    headers=headers,
-                    timeout=self._timeouts,
-                )
-                resp = await asyncio.wait_for(post, self.call_deadline)
+                post = self._post(body, headers)
+                resp, data, refused = await asyncio.wait_for(post, self.call_deadline)
             except httpx.ConnectTimeout:
                 error = f"connect timeout after {min(self._timeout, CONNECT_TIMEOUT_S):g} s"
                 self._release(ticket, None)
@@ -221,16 +228,23 @@ class OpenAIBackend:
             else:
                 self._reach.reached()
                 seen = dict(resp.headers)
+                if resp.status_code == 200 and refused is not None:  # answered: maybe billed
+                    self.traffic.release(ticket, seen, ok=True)
+                    latency = time.monotonic() - t0
+                    usage = Usage(cost_usd=None)
+                    return Reply("error", error=refused, attempts=attempt, latency_s=latency,
+                                 usage=usage)  # fmt: skip
                 if resp.status_code == 200:
                     self.traffic.release(ticket, seen, ok=True)
-                    reply = self._reply(resp, attempt, time.monotonic() - t0)
+                    reply = self._reply(data, attempt, time.monotonic() - t0)
                     if reply.kind != "error":  # counted as OpenAI counts TPM: every prompt token
                         u = reply.usage
                         self.traffic.correct(
                             ticket, u.input_tokens + u.cache_read_tokens, u.output_tokens
                         )
                     return reply
-                error = self._scrub(f"HTTP {resp.status_code}: {resp.text[:500]}")
+                shown = refused or data[:500].decode("utf-8", "replace")
+                error = self._scrub(f"HTTP {resp.status_code}: {shown}")
                 wait = parse_retry_after(seen)
                 if resp.status_code == 429:
                     self.traffic.rate_limited(ticket, seen, wait)
@@ -254,8 +268,34 @@ class OpenAIBackend:
         if ticket.open:
             self.traffic.release(ticket, headers, ok=False)
 
-    def _reply(self, resp: httpx.Response, attempts: int, latency_s: float) -> Reply:
-        return self.reply_from_body(resp.text, attempts=attempts, latency_s=latency_s)
+    async def _post(
+        self, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[httpx.Response, bytes, str | None]:
+        """POST ``body``; the response, its body read within the bounds of
+        :mod:`evalkit.judge._bounds`, and why the body was refused (None: it was read)."""
+        client = self._http()
+        url = f"{self.base_url}/chat/completions"
+        request = client.build_request(
+            "POST", url, json=body, headers=headers, timeout=self._timeouts
+        )
+        resp = await client.send(request, stream=True)
+        try:
+            data = await read_response(resp)
+        except BodyRefused as exc:
+            return resp, b"", self._scrub(str(exc))
+        finally:
+            await resp.aclose()
+        return resp, data, None
+
+    def _reply(self, data: bytes, attempts: int, latency_s: float) -> Reply:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:  # JSON exchanged between systems is UTF-8
+            raw = self._scrub(data.decode("utf-8", "replace"))
+            problem = f"response body is not UTF-8 (byte {exc.start})"
+            return Reply("answer", problem=problem, raw=raw, attempts=attempts,
+                         latency_s=latency_s)  # fmt: skip
+        return self.reply_from_body(text, attempts=attempts, latency_s=latency_s)
 
     def reply_from_body(self, text: str, *, attempts: int = 1, latency_s: float = 0.0) -> Reply:
         """Classify a chat-completions response body (a live answer, or the ``body`` of a
@@ -274,12 +314,12 @@ class OpenAIBackend:
             error = self._scrub(f"malformed usage: {exc}")  # tokens and cost unknown
             return Reply("error", error=error, usage=Usage(cost_usd=None), **common)
         usage.cost_usd = self.cost(usage)
+        common["usage"] = usage
         model = data.get("model")
-        if model is not None and not isinstance(model, str):
-            return Reply(
-                "answer", problem=f"model is {type(model).__name__}, not a string", **common
-            )
-        common.update(usage=usage, response_model=model)
+        if model is not None and not (isinstance(model, str) and len(model) <= MAX_MODEL_CHARS):
+            what = f"{len(model)} characters" if isinstance(model, str) else kind_of(model)
+            return Reply("answer", problem=f"response model is {what}, not a model id", **common)
+        common["response_model"] = model
         choices = data.get("choices")
         if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
             return Reply("answer", problem="expected exactly one choice", **common)

@@ -21,17 +21,27 @@ from __future__ import annotations
 import json
 import select
 import socket
+import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 FaultKind = Literal[
-    "none", "status", "timeout", "malformed", "refusal", "text", "drop", "usage", "trickle"
+    "none",
+    "status",
+    "timeout",
+    "malformed",
+    "refusal",
+    "text",
+    "drop",
+    "usage",
+    "trickle",
+    "hostile",
 ]
 
 #: Listen backlog of every stub. With the stdlib's 5, the 6th simultaneous connection
@@ -52,8 +62,10 @@ class Fault:
     ``drop``: close the connection without a reply. ``usage``: a normal answer whose
     ``usage`` block is ``usage`` (``variant="absent"``: no usage key at all).
     ``trickle``: a normal answer whose body is sent one byte every ``interval`` seconds
-    (headers at once), so that no read timeout fires. ``none``: a normal answer (a
-    placeholder in a scripted sequence).
+    (headers at once), so that no read timeout fires. ``hostile``: ``make`` turns the
+    normal answer body (a dict) into the :class:`Response` sent instead (a bomb, a body
+    nested 100,000 deep, an answer padded with whitespace, ...). ``none``: a normal
+    answer (a placeholder in a scripted sequence).
     """
 
     kind: FaultKind
@@ -64,6 +76,7 @@ class Fault:
     text: str = ""
     usage: Any = None
     interval: float = 0.05
+    make: Callable[[dict[str, Any]], Response] | None = None
 
 
 def ok() -> Fault:
@@ -113,6 +126,11 @@ def trickle(interval: float = 0.05) -> Fault:
     return Fault("trickle", interval=interval)
 
 
+def hostile(make: Callable[[dict[str, Any]], Response]) -> Fault:
+    """The next answer is ``make(normal answer body)``, sent as it is."""
+    return Fault("hostile", make=make)
+
+
 @dataclass
 class Recorded:
     """One request the stub received."""
@@ -132,6 +150,11 @@ class Response:
     raw: bytes | None = None
     drop: bool = False
     trickle: float | None = None  # seconds between body bytes
+    #: The content-type header (default: JSON, or NDJSON for a ``raw`` body).
+    content_type: str | None = None
+    #: A body too big to hold: its parts, sent without a content-length (the
+    #: connection closes after it); sending stops when the client hangs up.
+    chunks: Callable[[], Iterator[bytes]] | None = None
 
 
 @dataclass
@@ -250,6 +273,10 @@ class _Server(ThreadingHTTPServer):
             request = super().get_request()
             self.stub._connections += 1
         return request
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client hanging up is fine
+            super().handle_error(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
         try:
@@ -520,11 +547,17 @@ def _make_handler(stub: StubServer) -> type[BaseHTTPRequestHandler]:
                 payload = resp.raw if resp.raw is not None else json.dumps(resp.body).encode()
                 self.send_response(resp.status)
                 ctype = "application/json" if resp.raw is None else "application/x-ndjson"
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(payload)))
+                self.send_header("content-type", resp.content_type or ctype)
+                if resp.chunks is None:
+                    self.send_header("content-length", str(len(payload)))
                 for k, v in resp.headers.items():
                     self.send_header(k, v)
                 self.end_headers()
+                if resp.chunks is not None:
+                    self.close_connection = True
+                    for part in resp.chunks():
+                        self.wfile.write(part)
+                    return
                 if resp.trickle is None:
                     self.wfile.write(payload)
                     self.wfile.flush()

@@ -34,8 +34,9 @@ every answer unless ``ratelimit_headers=False``.
 
 Usage faults (``bad_usage(value)`` or ``bad_usage(absent=True)``) replace or remove
 the ``usage`` block of an otherwise normal answer; ``trickle(interval)`` sends a normal
-answer one byte at a time. ``hold_after(n)``, ``held()``, ``release()`` and
-``wait_idle()`` come from :class:`tests.stubs._server.StubServer`.
+answer one byte at a time; ``hostile(make)`` sends ``make(message)`` instead of the
+normal Message (see :class:`tests.stubs._server.Fault`). ``hold_after(n)``,
+``held()``, ``release()`` and ``wait_idle()`` come from :class:`tests.stubs._server.StubServer`.
 
 Malformed variants (``malformed(variant)``): ``missing_dimension``,
 ``extra_dimension``, ``duplicate_dimension``, ``bad_bin`` (``High``), ``extra_key``,
@@ -73,6 +74,7 @@ from tests.stubs._server import (
     StubServer,
     bad_request,
     bad_usage,
+    hostile,
     malformed,
     ok,
     overloaded,
@@ -91,6 +93,7 @@ __all__ = [
     "bad_request",
     "bad_usage",
     "default_answer",
+    "hostile",
     "malformed",
     "ok",
     "overloaded",
@@ -359,6 +362,8 @@ class AnthropicStub(StubServer):
         if fault is not None and fault.kind == "drop":
             return Response(0, drop=True)
         slow = fault.interval if fault is not None and fault.kind == "trickle" else None
+        if fault is not None and fault.make is not None:
+            return fault.make(self.message_json(body))
         return Response(200, self.message_json(body, fault), trickle=slow)
 
     # -- batches --------------------------------------------------------------------------

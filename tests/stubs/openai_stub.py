@@ -4,8 +4,9 @@ Its ``base_url`` ends in ``/v1`` (as llama.cpp, vLLM and Ollama expose it). Answ
 follow ``response_format.json_schema.schema`` with the same default answer, faults
 and malformed variants as :mod:`tests.stubs.anthropic_stub`; a ``refusal`` fault sets
 ``message.refusal``, ``malformed("not_json")`` sends content that is not JSON,
-``bad_usage(...)`` replaces (or removes) the ``usage`` block and ``trickle(...)`` sends
-the answer one byte at a time. Rate limits as :class:`tests.stubs._server.RateLimiter`
+``bad_usage(...)`` replaces (or removes) the ``usage`` block, ``trickle(...)`` sends
+the answer one byte at a time and ``hostile(make)`` sends ``make(completion)``
+instead. Rate limits as :class:`tests.stubs._server.RateLimiter`
 with ``x-ratelimit-*`` headers (requests, and tokens: the prompt plus ``max_tokens``
 before the answer; here only the prompt's bucket is reported as ``tokens``).
 Standalone: ``python -m tests.stubs.openai_stub --port 8766``.
@@ -121,6 +122,8 @@ class OpenAIStub(StubServer):
             if fault.variant != "absent":
                 completion["usage"] = fault.usage
         slow = fault.interval if fault is not None and fault.kind == "trickle" else None
+        if fault is not None and fault.make is not None:
+            return fault.make(completion)
         return Response(200, completion, trickle=slow)
 
 
