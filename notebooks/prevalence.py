@@ -18,17 +18,17 @@
 # from the environment.
 catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
 split: str = "calibration"  # split whose labelled, judged pairs the study reads
-dimensions: list = ["self_harm", "escalation", "faithfulness"]  # dimensions to judge and show (default: the gated ones)
+dimensions: list[str] = ["self_harm", "escalation", "faithfulness"]  # dimensions to judge and show (default: the gated ones)
 judge: str = "baseline"  # judge spec: baseline (offline), replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
-rubric_versions: dict = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
+rubric_versions: dict[str, str] = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
 explore: bool = False  # label the page exploratory, not gate evidence (ADR-0017)
 ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
-seed: int = 0  # seed of the labelled draw and of the labelling plan
+seed: int = 0  # seed of the labelled draw and of the labelling plan, in [0, inf)
 adr_base: str = "adr/"  # link prefix of the ADR pages cited by the page
 pool_ledger: str = ""  # a judged ledger to measure (empty: a random split of the calibration pairs)
-n_labelled: int = 120  # cases drawn as the labelled set when the pool is the calibration split
-plan_budget: int = 100  # labels of the labelling plan shown case by case
-level: float = 0.95  # level of every interval on the page
+n_labelled: int = 120  # cases drawn as the labelled set when the pool is the calibration split, in [1, inf)
+plan_budget: int = 100  # labels of the labelling plan shown case by case, in [1, 100000]
+level: float = 0.95  # level of every interval on the page, in (0, 1)
 # %%
 from IPython.display import display
 
