@@ -36,6 +36,7 @@ import evalkit.report as rp
 from evalkit.catalogue import load
 from evalkit.gate import pairs
 from evalkit.judge import judge_cases, load_ledger
+from evalkit.prevalence import judges, same_judge
 
 rp.work_from_project_root()  # JupyterLab starts the kernel in notebooks/
 
@@ -44,8 +45,13 @@ bins = list(cat.constants.bins)
 rows = judge_cases(cat, cat.split(split), dimensions, judge=judge, ledger=ledger,
                    rubric_versions=rubric_versions or None, progress=False)
 labelled = pairs(rows, cat, split=split, complete=True, rubric_versions=rubric_versions or None)
-pool = (pairs(load_ledger(pool_ledger), cat, split=None, rubric_versions=rubric_versions or None)
-        if pool_ledger else None)
+# The pool is evidence: validated against the catalogue, and judged by the judge the
+# labelled set calibrates (two judges: the correction would correct nothing).
+pool_rows = load_ledger(pool_ledger, catalogue=cat) if pool_ledger else None
+judged_by = (same_judge(pool_rows, rows, pool_name=pool_ledger, labelled_name=ledger)
+             if pool_rows is not None else ", ".join(judges(rows)))
+pool = (pairs(pool_rows, cat, split=None, rubric_versions=rubric_versions or None)
+        if pool_rows is not None else None)
 studies = [rp.prevalence_study(labelled, bins, dim, pool=pool, n_labelled=n_labelled, seed=seed,
                                level=level, plan_budget=plan_budget) for dim in dimensions]
 all_pairs = pairs(rows, cat, split=split, rubric_versions=rubric_versions or None)
@@ -59,7 +65,8 @@ rp.header(
     catalogue=cat, judge=judge, adr_base=adr_base,
     parameters={"catalogue": catalogue, "split": split, "dimensions": dimensions,
                 "rubric_versions": rubric_versions, "explore": explore, "ledger": ledger,
-                "pool_ledger": pool_ledger or "(calibration split)", "n_labelled": n_labelled,
+                "pool_ledger": pool_ledger or "(calibration split)",
+                "pool and labelled set judged by": judged_by, "n_labelled": n_labelled,
                 "seed": seed, "level": level},
 )
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit.catalogue import Catalogue
 from evalkit.errors import EvalkitError
 from evalkit.report._execute import notebook_parameters
 from evalkit.report._secrets import check_parameters
@@ -268,3 +269,37 @@ def declared_parameters(
             f"unknown study parameter(s) {unknown} for {sorted(declared)}; known: {known}"
         )
     return {name: frozenset(names & set(given)) for name, names in declared.items()}
+
+
+def check_pool_ledger(catalogue: Catalogue, params: Mapping[str, Any]) -> None:
+    """Refuse the prevalence study's ``pool_ledger`` before anything runs (empty: none).
+
+    The pool is evidence: it is read as the gate reads a ledger, validated against
+    ``catalogue`` (a missing file, a file that is no ledger, a frame-rows JSONL or an
+    export that does not match the catalogue is refused), and it must hold the answers
+    of one judge, the study's ``judge``. A replayed or recorded judge names its judge
+    only in the rows it reads: the notebook compares those
+    (:func:`evalkit.prevalence.same_judge`). Raises :class:`StudyParameterError`.
+    """
+    from evalkit.judge import load_ledger
+    from evalkit.prevalence import judges
+
+    path, spec = params.get("pool_ledger"), str(params.get("judge", ""))
+    if not path:
+        return
+    where = f"prevalence: parameter pool_ledger={path!r}"
+    try:
+        frame = load_ledger(path, catalogue=catalogue)
+    except EvalkitError as exc:
+        raise StudyParameterError(f"{where}: {exc}") from exc
+    who = judges(frame)
+    if len(who) != 1:
+        found = f"answers of {len(who)} judges ({', '.join(who)})" if who else "no answer"
+        raise StudyParameterError(f"{where}: the ledger holds {found}; give one judge's ledger")
+    specs = set(map(str, frame["judge"].dropna().unique()))
+    if not spec.startswith(("replay", "recorded")) and specs != {spec}:
+        raise StudyParameterError(
+            f"{where}: the pool was judged by {who[0]}, the study's labelled set is judged by "
+            f"{spec} (--judge): the correction is valid only for the judge the labelled set "
+            "calibrates; judge the pool with the same judge"
+        )

@@ -32,6 +32,7 @@ from evalkit.report._index import RUN_FILE, write_index
 from evalkit.report._parameters import (  # the first two stay importable from here
     RUN_PARAMETERS,  # noqa: F401
     StudyParameterError,  # noqa: F401
+    check_pool_ledger,
     check_values,
     declared_parameters,
     notebook_declarations,
@@ -93,6 +94,7 @@ class Study:
 
     ``applies`` says why the study has nothing to study on a catalogue (a reason), or
     None; a study that does not apply gets a page saying so, and is not a failure.
+    ``inputs`` refuses inputs its parameters name (exit 2 before anything runs).
     """
 
     name: str
@@ -100,6 +102,9 @@ class Study:
     summary: str
     extra: Mapping[str, Any] = field(default_factory=dict)
     applies: Callable[[Catalogue, Mapping[str, Any]], str | None] | None = None
+    inputs: Callable[[Catalogue, Mapping[str, Any]], None] | None = None
+    """Checks the study's inputs named by its parameters (a ledger to read) before any
+    study runs; raises :class:`StudyParameterError`."""
 
 
 STUDIES: tuple[Study, ...] = (
@@ -167,6 +172,7 @@ STUDIES: tuple[Study, ...] = (
         "errors (PPI++, confusion inversion) beside the judge-only and labels-only shares and "
         "the humans' rate on the pool; the labelling plan; the judge's error structure.",
         {"n_labelled": 120, "plan_budget": 100},
+        inputs=check_pool_ledger,
     ),
 )
 
@@ -332,6 +338,8 @@ def run_studies(
         params.update((overrides or {}).get(study.name, {}))
         params.update({k: given[k] for k in takes.get(study.name, ())})
         check_values(study.name, declared[study.name], params, given, nb_dir)
+        if study.inputs is not None:
+            study.inputs(cat, params)
         planned.append((study, params))
     out_dir.mkdir(parents=True, exist_ok=True)
     ledger_path.parent.mkdir(parents=True, exist_ok=True)

@@ -5,16 +5,22 @@ failed it with exit 1, the code of an asked-for failure)."""
 from __future__ import annotations
 
 import ast
+import shutil
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from evalkit.catalogue import load
 from evalkit.cli import main
+from evalkit.judge import judge_cases, load_ledger
 from evalkit.report import STUDIES
 from evalkit.report._execute import notebook_parameters
 from evalkit.report._parameters import (
     TYPES,
     DeclarationError,
+    check_pool_ledger,
     declaration,
     notebook_declarations,
     problem,
@@ -109,3 +115,57 @@ def test_study_refuses_a_bad_parameter_with_exit_2_before_anything_runs(
     assert code == 2, err
     assert said in err and "nothing was run" in err and "Traceback" not in err
     assert not out.exists() and not (tmp_path / "led").exists()
+
+
+@pytest.fixture
+def judged(mini_catalogue: Path, tmp_path: Path) -> Path:
+    """The mini catalogue judged by the offline baseline judge (a SQLite ledger)."""
+    cat = load(mini_catalogue)
+    path = tmp_path / "pool.sqlite"
+    judge_cases(cat, cat.cases, list(cat.constants.gated_dimensions), judge="baseline",
+                ledger=path, progress=False)  # fmt: skip
+    return path
+
+
+def _other_judge(ledger: Path, dest: Path) -> Path:
+    shutil.copy(ledger, dest)
+    with sqlite3.connect(dest) as db:
+        db.execute("UPDATE requests SET judge = 'anthropic:claude-x', model = 'claude-x'")
+    return dest
+
+
+def _frame_rows(ledger: Path, dest: Path) -> Path:
+    load_ledger(ledger).to_json(dest, orient="records", lines=True)
+    return dest
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda led, tmp: Path("../../etc/passwd"), "no such ledger"),
+        (lambda led, tmp: tmp / "catalogues" / "constants.yaml", "pool_ledger="),
+        (lambda led, tmp: _frame_rows(led, tmp / "rows.jsonl"), "a JSONL of frame rows"),
+        (lambda led, tmp: _other_judge(led, tmp / "other.sqlite"),
+         "judged by anthropic:claude-x (claude-x)"),
+    ],
+    ids=["outside", "not-a-ledger", "frame-rows", "other-judge"],
+)  # fmt: skip
+def test_a_pool_ledger_that_is_not_evidence_exits_2_before_anything_runs(
+    judged: Path, mini_catalogue: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], make: Any, said: str,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    pool = make(judged, tmp_path)
+    code = main(["study", "--catalogue", str(mini_catalogue), "--out", "out", "--ledger-dir",
+                 "led", "--only", "prevalence", "--notebooks", str(REPO / "notebooks"),
+                 "-p", f"pool_ledger={pool}"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "parameter pool_ledger" in err and said in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_pool_ledger_of_the_study_judge_is_accepted(judged: Path, mini_catalogue: Path) -> None:
+    params = {"pool_ledger": str(judged), "judge": "baseline"}
+    assert check_pool_ledger(load(mini_catalogue), params) is None
+    assert check_pool_ledger(load(mini_catalogue), {"pool_ledger": "", "judge": "x"}) is None
