@@ -303,3 +303,25 @@ def check_pool_ledger(catalogue: Catalogue, params: Mapping[str, Any]) -> None:
             f"{spec} (--judge): the correction is valid only for the judge the labelled set "
             "calibrates; judge the pool with the same judge"
         )
+
+
+#: Parameters that name dimensions of the catalogue (one, or a list).
+DIMENSION_PARAMETERS = ("dimension", "companion", "dimensions")
+
+
+def check_dimensions(catalogue: Catalogue, given: Mapping[str, Any]) -> None:
+    """Refuse a ``-p`` value naming a dimension ``catalogue`` has no rubric for
+    (:data:`DIMENSION_PARAMETERS`). Only values given on the command line are checked:
+    a study whose own default names a dimension the catalogue lacks says it does not
+    apply instead. Raises :class:`StudyParameterError`."""
+    known = sorted({d for d, _ in catalogue.rubrics})
+    for name in DIMENSION_PARAMETERS:
+        if name not in given:
+            continue
+        value = given[name]
+        unknown = [v for v in (value if isinstance(value, list) else [value]) if v not in known]
+        if unknown:
+            raise StudyParameterError(
+                f"parameter {name}, set by -p {name}: no rubric for {', '.join(map(str, unknown))} "
+                f"in this catalogue (dimensions: {', '.join(known)}); nothing was run"
+            )

@@ -32,6 +32,7 @@ from evalkit.report._index import RUN_FILE, write_index
 from evalkit.report._parameters import (  # the first two stay importable from here
     RUN_PARAMETERS,  # noqa: F401
     StudyParameterError,  # noqa: F401
+    check_dimensions,
     check_pool_ledger,
     check_values,
     declared_parameters,
@@ -321,6 +322,7 @@ def run_studies(
         check_values(study.name, declared[study.name], early, given, nb_dir)
     cat = load(catalogue)
     asked = check_rubric_versions(cat, rubric_versions)
+    check_dimensions(cat, given)
     planned = []
     for study in chosen:  # every study's parameters are checked before any notebook runs
         params = study_parameters(

@@ -169,3 +169,22 @@ def test_a_pool_ledger_of_the_study_judge_is_accepted(judged: Path, mini_catalog
     params = {"pool_ledger": str(judged), "judge": "baseline"}
     assert check_pool_ledger(load(mini_catalogue), params) is None
     assert check_pool_ledger(load(mini_catalogue), {"pool_ledger": "", "judge": "x"}) is None
+
+
+@pytest.mark.parametrize(
+    ("given", "only"),
+    [("dimensions=[self_harm, selfharm]", "calibration_study"),
+     ("dimension=nonsense", "rubric_constructs")],
+)  # fmt: skip
+def test_a_dimension_the_catalogue_lacks_exits_2_before_anything_runs(
+    mini_catalogue: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], given: str, only: str,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    code = main(["study", "--catalogue", str(mini_catalogue), "--out", "out", "--ledger-dir",
+                 "led", "--only", only, "--notebooks", str(REPO / "notebooks"),
+                 "-p", given])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "no rubric for" in err and "nothing was run" in err
+    assert not (tmp_path / "out").exists()
