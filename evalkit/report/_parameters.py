@@ -325,3 +325,22 @@ def check_dimensions(catalogue: Catalogue, given: Mapping[str, Any]) -> None:
                 f"parameter {name}, set by -p {name}: no rubric for {', '.join(map(str, unknown))} "
                 f"in this catalogue (dimensions: {', '.join(known)}); nothing was run"
             )
+
+
+#: Conversation targets a study may run (:func:`evalkit.runner.make_target`'s specs).
+TARGET_KINDS = ("anthropic", "openai")
+
+
+def check_target(given: Mapping[str, Any]) -> None:
+    """Refuse a ``-p target`` that is no target spec (``replay``, ``anthropic:MODEL`` or
+    ``openai:URL:MODEL``), read by shape only: a key or a server is the notebook's
+    business. Raises :class:`StudyParameterError`."""
+    spec = given.get("target")
+    if spec is None or spec == "replay":
+        return
+    kind, _, rest = str(spec).partition(":")
+    if kind not in TARGET_KINDS or not rest.strip():
+        raise StudyParameterError(
+            f"parameter target, set by -p target: {spec!r} is no target; use replay, "
+            "anthropic:MODEL or openai:URL:MODEL; nothing was run"
+        )

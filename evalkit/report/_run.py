@@ -34,6 +34,7 @@ from evalkit.report._parameters import (  # the first two stay importable from h
     StudyParameterError,  # noqa: F401
     check_dimensions,
     check_pool_ledger,
+    check_target,
     check_values,
     declared_parameters,
     notebook_declarations,
@@ -320,6 +321,7 @@ def run_studies(
     for study in chosen:  # what the command line gave, checked before the catalogue is read
         early = {**options, **{k: given[k] for k in takes.get(study.name, ())}}
         check_values(study.name, declared[study.name], early, given, nb_dir)
+    check_target(given)
     cat = load(catalogue)
     asked = check_rubric_versions(cat, rubric_versions)
     check_dimensions(cat, given)

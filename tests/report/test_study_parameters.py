@@ -102,6 +102,7 @@ def test_every_study_default_fits_its_notebook(study: object) -> None:
         (["-p", "level=1.0e+400"], "must be a number in (0, 1), got inf"),
         (["-p", "versions=[v1]"], "got 1 item(s)"),
         (["--seed", "-1"], "parameter seed (seed of bootstraps and simulations), set by --seed"),
+        (["-p", "target=gpt-4o"], "'gpt-4o' is no target; use replay"),
     ],
 )
 def test_study_refuses_a_bad_parameter_with_exit_2_before_anything_runs(
