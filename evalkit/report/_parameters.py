@@ -277,8 +277,8 @@ def check_pool_ledger(catalogue: Catalogue, params: Mapping[str, Any]) -> None:
     The pool is evidence: it is read as the gate reads a ledger, validated against
     ``catalogue`` (a missing file, a file that is no ledger, a frame-rows JSONL or an
     export that does not match the catalogue is refused), and it must hold the answers
-    of one judge, the study's ``judge``. A replayed or recorded judge names its judge
-    only in the rows it reads: the notebook compares those
+    of one judge, the study's ``judge`` (for ``replay``, the judge it replays). The
+    notebook compares the rows themselves again, models included
     (:func:`evalkit.prevalence.same_judge`). Raises :class:`StudyParameterError`.
     """
     from evalkit.judge import load_ledger
@@ -297,12 +297,30 @@ def check_pool_ledger(catalogue: Catalogue, params: Mapping[str, Any]) -> None:
         found = f"answers of {len(who)} judges ({', '.join(who)})" if who else "no answer"
         raise StudyParameterError(f"{where}: the ledger holds {found}; give one judge's ledger")
     specs = set(map(str, frame["judge"].dropna().unique()))
-    if not spec.startswith(("replay", "recorded")) and specs != {spec}:
+    expected = _judge_of(spec, str(params.get("ledger", "")))
+    if expected is not None and specs != {expected}:
         raise StudyParameterError(
-            f"{where}: the pool was judged by {who[0]}, the study's labelled set is judged by "
-            f"{spec} (--judge): the correction is valid only for the judge the labelled set "
-            "calibrates; judge the pool with the same judge"
+            f"{where}: the pool was judged by {who[0]}, the study's labelled set by "
+            f"{expected} (--judge {spec}): the correction is valid only for the judge the "
+            "labelled set calibrates; judge the pool with the same judge"
         )
+
+
+def _judge_of(spec: str, ledger: str) -> str | None:
+    """The judge spec the labelled set's rows will carry: ``JUDGE`` of ``replay:JUDGE``,
+    the one judge of the study's ledger for a bare ``replay`` (None when it holds none or
+    several: the notebook compares the rows), else ``spec`` itself."""
+    if spec.startswith("replay:"):
+        return spec.split(":", 1)[1]
+    if spec != "replay":
+        return spec
+    from evalkit.judge import load_ledger
+
+    try:
+        found = set(map(str, load_ledger(ledger)["judge"].dropna().unique()))
+    except EvalkitError:
+        return None
+    return found.pop() if len(found) == 1 else None
 
 
 #: Parameters that name dimensions of the catalogue (one, or a list).

@@ -20,6 +20,7 @@ from evalkit.report._execute import notebook_parameters
 from evalkit.report._parameters import (
     TYPES,
     DeclarationError,
+    StudyParameterError,
     check_pool_ledger,
     declaration,
     notebook_declarations,
@@ -166,10 +167,19 @@ def test_a_pool_ledger_that_is_not_evidence_exits_2_before_anything_runs(
     assert not (tmp_path / "out").exists()
 
 
-def test_a_pool_ledger_of_the_study_judge_is_accepted(judged: Path, mini_catalogue: Path) -> None:
-    params = {"pool_ledger": str(judged), "judge": "baseline"}
-    assert check_pool_ledger(load(mini_catalogue), params) is None
-    assert check_pool_ledger(load(mini_catalogue), {"pool_ledger": "", "judge": "x"}) is None
+def test_a_pool_ledger_of_the_study_judge_is_accepted(
+    judged: Path, mini_catalogue: Path, tmp_path: Path
+) -> None:
+    cat = load(mini_catalogue)
+    assert check_pool_ledger(cat, {"pool_ledger": str(judged), "judge": "baseline"}) is None
+    assert check_pool_ledger(cat, {"pool_ledger": "", "judge": "x"}) is None
+    for spec in ("replay", "replay:baseline"):  # replaying the baseline's answers
+        params = {"pool_ledger": str(judged), "judge": spec, "ledger": str(judged)}
+        assert check_pool_ledger(cat, params) is None
+    other = {"pool_ledger": str(_other_judge(judged, tmp_path / "o.sqlite")), "judge": "replay",
+             "ledger": str(judged)}  # fmt: skip
+    with pytest.raises(StudyParameterError, match=r"labelled set by baseline \(--judge replay\)"):
+        check_pool_ledger(cat, other)
 
 
 @pytest.mark.parametrize(
