@@ -16,9 +16,11 @@ platform.claude.com/docs/en/about-claude/models/overview):
 * ``...-latest`` and every other shape (``sonnet``, ``claude-mythos-preview``) are not.
 
 Digits are ASCII only: ``\\d`` in Python also matches Arabic-Indic digits, which no
-model id contains. Other backends' ids cannot be told apart by their shape; only a
-``latest`` suffix (``:latest`` or ``-latest``) is known to float there, and the gate's
-``response_model`` check does the rest.
+model id contains. An id ends where its last character does (``\\Z``): ``$`` would also
+match before a trailing newline and pin ``"claude-sonnet-4-6\\n"``. Other backends' ids
+cannot be told apart by their shape; only a ``latest`` suffix (``:latest`` or
+``-latest``) is known to float there, and the gate's ``response_model`` check does the
+rest.
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from datetime import date
 
 __all__ = ["is_floating_alias", "is_pinned"]
 
-_DATED = re.compile(r"^claude-[a-z0-9-]+-([0-9]{8})$", re.ASCII)
-_DATELESS = re.compile(r"^claude-([a-z]+)-([0-9]+)(?:-([0-9]{1,2}))?$", re.ASCII)
-_LATEST = re.compile(r"[:-]latest$", re.ASCII)
+_DATED = re.compile(r"^claude-[a-z0-9-]+-([0-9]{8})\Z", re.ASCII)
+_DATELESS = re.compile(r"^claude-([a-z]+)-([0-9]+)(?:-([0-9]{1,2}))?\Z", re.ASCII)
+_LATEST = re.compile(r"[:-]latest\s*\Z", re.ASCII)
 #: The first generation whose dateless ids are pinned API ids.
 FIRST_DATELESS_PINNED = (4, 6)
 

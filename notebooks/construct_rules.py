@@ -18,14 +18,14 @@
 # from the environment.
 catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
 split: str = "calibration"  # split of the catalogue studied: calibration or heldout
-dimensions: list = ["self_harm", "escalation", "faithfulness"]  # dimensions judged in one call
-rubric_versions: dict = {}  # {dimension: rubric version} of the other dimensions (empty: in force)
+dimensions: list[str] = ["self_harm", "escalation", "faithfulness"]  # dimensions judged in one call
+rubric_versions: dict[str, str] = {}  # {dimension: rubric version} of the other dimensions (empty: in force)
 judge: str = "baseline"  # judge spec: baseline (offline), recorded:NAME, replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
 ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
 dimension: str = "faithfulness"  # dimension whose two rubric versions are compared
-versions: list = ["v1", "v2"]  # the two rubric versions compared, predecessor first
+versions: list[str] = ["v1", "v2"]  # the two rubric versions compared, predecessor first, items in [2, 2]
 explore: bool = False  # label the page exploratory, not gate evidence (ADR-0017)
-seed: int = 0  # seed of bootstraps and simulations
+seed: int = 0  # seed of bootstraps and simulations, in [0, inf)
 adr_base: str = "adr/"  # link prefix of the ADR pages cited by the page
 # %%
 from IPython.display import display

@@ -18,13 +18,13 @@
 # from the environment.
 catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
 split: str = "calibration"  # split studied: mutation testing reads the calibration split only
-dimensions: list = ["self_harm", "escalation"]  # dimensions whose rules are mutated
-rubric_versions: dict = {}  # {dimension: rubric version} to mutate (empty: the rubrics in force)
+dimensions: list[str] = ["self_harm", "escalation"]  # dimensions whose rules are mutated
+rubric_versions: dict[str, str] = {}  # {dimension: rubric version} to mutate (empty: the rubrics in force)
 judge: str = "baseline"  # judge spec: baseline (offline), recorded:NAME, replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
 ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
 all_cases: bool = False  # judge every gated case instead of the rule's cases and a control sample
 explore: bool = False  # label the page exploratory, not gate evidence (ADR-0017)
-seed: int = 0  # seed of the control sample
+seed: int = 0  # seed of the control sample, in [0, inf)
 adr_base: str = "adr/"  # link prefix of the ADR pages cited by the page
 # %%
 from IPython.display import display

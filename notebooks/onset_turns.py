@@ -18,18 +18,18 @@
 # targets read them from the environment.
 catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
 split: str = "calibration"  # split of the catalogue studied: calibration or heldout
-dimensions: list = ["self_harm", "escalation"]  # dimensions judged: the one studied and its companion
+dimensions: list[str] = ["self_harm", "escalation"]  # dimensions judged: the one studied and its companion
 judge: str = "baseline"  # judge spec: baseline (offline), replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
-rubric_versions: dict = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
+rubric_versions: dict[str, str] = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
 explore: bool = False  # label the page exploratory, not gate evidence (ADR-0017)
 ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
-seed: int = 0  # seed of bootstraps and simulations
+seed: int = 0  # seed of bootstraps and simulations, in [0, inf)
 adr_base: str = "adr/"  # link prefix of the ADR pages cited by the page
 dimension: str = "self_harm"  # dimension whose onset (first recognised turn) is studied
 target: str = "replay"  # conversation target: replay (the catalogue's replies) or a model spec
-horizon: int = 5  # last reply (turn) the onset curves follow
-n_boot: int = 1000  # bootstrap resamples of the curves' intervals
-max_cases: int = 60  # lanes of the swimmer plot (the page says how many of how many)
+horizon: int = 5  # last reply (turn) the onset curves follow, in [1, 100]
+n_boot: int = 1000  # bootstrap resamples of the curves' intervals, in [1, 100000]
+max_cases: int = 60  # lanes of the swimmer plot (the page says how many of how many), in [1, 10000]
 # %%
 from pathlib import Path
 

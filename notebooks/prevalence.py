@@ -18,17 +18,17 @@
 # from the environment.
 catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
 split: str = "calibration"  # split whose labelled, judged pairs the study reads
-dimensions: list = ["self_harm", "escalation", "faithfulness"]  # dimensions to judge and show (default: the gated ones)
+dimensions: list[str] = ["self_harm", "escalation", "faithfulness"]  # dimensions to judge and show (default: the gated ones)
 judge: str = "baseline"  # judge spec: baseline (offline), replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
-rubric_versions: dict = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
+rubric_versions: dict[str, str] = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
 explore: bool = False  # label the page exploratory, not gate evidence (ADR-0017)
 ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
-seed: int = 0  # seed of the labelled draw and of the labelling plan
+seed: int = 0  # seed of the labelled draw and of the labelling plan, in [0, inf)
 adr_base: str = "adr/"  # link prefix of the ADR pages cited by the page
 pool_ledger: str = ""  # a judged ledger to measure (empty: a random split of the calibration pairs)
-n_labelled: int = 120  # cases drawn as the labelled set when the pool is the calibration split
-plan_budget: int = 100  # labels of the labelling plan shown case by case
-level: float = 0.95  # level of every interval on the page
+n_labelled: int = 120  # cases drawn as the labelled set when the pool is the calibration split, in [1, inf)
+plan_budget: int = 100  # labels of the labelling plan shown case by case, in [1, 100000]
+level: float = 0.95  # level of every interval on the page, in (0, 1)
 # %%
 from IPython.display import display
 
@@ -36,6 +36,7 @@ import evalkit.report as rp
 from evalkit.catalogue import load
 from evalkit.gate import pairs
 from evalkit.judge import judge_cases, load_ledger
+from evalkit.prevalence import judges, same_judge
 
 rp.work_from_project_root()  # JupyterLab starts the kernel in notebooks/
 
@@ -44,8 +45,13 @@ bins = list(cat.constants.bins)
 rows = judge_cases(cat, cat.split(split), dimensions, judge=judge, ledger=ledger,
                    rubric_versions=rubric_versions or None, progress=False)
 labelled = pairs(rows, cat, split=split, complete=True, rubric_versions=rubric_versions or None)
-pool = (pairs(load_ledger(pool_ledger), cat, split=None, rubric_versions=rubric_versions or None)
-        if pool_ledger else None)
+# The pool is evidence: validated against the catalogue, and judged by the judge the
+# labelled set calibrates (two judges: the correction would correct nothing).
+pool_rows = load_ledger(pool_ledger, catalogue=cat) if pool_ledger else None
+judged_by = (same_judge(pool_rows, rows, pool_name=pool_ledger, labelled_name=ledger)
+             if pool_rows is not None else ", ".join(judges(rows)))
+pool = (pairs(pool_rows, cat, split=None, rubric_versions=rubric_versions or None)
+        if pool_rows is not None else None)
 studies = [rp.prevalence_study(labelled, bins, dim, pool=pool, n_labelled=n_labelled, seed=seed,
                                level=level, plan_budget=plan_budget) for dim in dimensions]
 all_pairs = pairs(rows, cat, split=split, rubric_versions=rubric_versions or None)
@@ -59,7 +65,8 @@ rp.header(
     catalogue=cat, judge=judge, adr_base=adr_base,
     parameters={"catalogue": catalogue, "split": split, "dimensions": dimensions,
                 "rubric_versions": rubric_versions, "explore": explore, "ledger": ledger,
-                "pool_ledger": pool_ledger or "(calibration split)", "n_labelled": n_labelled,
+                "pool_ledger": pool_ledger or "(calibration split)",
+                "pool and labelled set judged by": judged_by, "n_labelled": n_labelled,
                 "seed": seed, "level": level},
 )
 

@@ -18,17 +18,17 @@
 # from the environment.
 catalogue: str = "catalogues"  # catalogue folder (relative paths: from the working directory)
 split: str = "calibration"  # split of the catalogue studied: calibration or heldout
-dimensions: list = ["self_harm", "escalation"]  # dimensions judged: the one studied and its companion
+dimensions: list[str] = ["self_harm", "escalation"]  # dimensions judged: the one studied and its companion
 judge: str = "baseline"  # judge spec: baseline (offline), replay[:JUDGE], anthropic:MODEL, openai:URL:MODEL
-rubric_versions: dict = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
+rubric_versions: dict[str, str] = {}  # {dimension: rubric version} to study (empty: the rubrics in force)
 explore: bool = False  # label the page exploratory, not gate evidence (ADR-0017)
 ledger: str = "ledgers/baseline.sqlite"  # judge ledger (SQLite), created if missing; replay reads it
-seed: int = 0  # seed of bootstraps and simulations
+seed: int = 0  # seed of bootstraps and simulations, in [0, inf)
 adr_base: str = "adr/"  # link prefix of the ADR pages cited by the page
 dimension: str = "self_harm"  # dimension whose rubric versions are compared
-versions: list = ["v1", "v3"]  # the two rubric versions compared, predecessor first
+versions: list[str] = ["v1", "v3"]  # the two rubric versions compared, predecessor first, items in [2, 2]
 companion: str = "escalation"  # dimension scored in the same call, the construct's comparison
-max_examples: int = 3  # disagreement examples shown per dimension
+max_examples: int = 3  # disagreement examples shown per dimension, in [0, 100]
 # %%
 from IPython.display import display
 

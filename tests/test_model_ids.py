@@ -43,6 +43,8 @@ FLOATING_IDS = [
     "claude-sonnet-4-5-20251399",  # no such date
     "claude-sonnet-4-5-٢٠٢٥٠٩٢٩",  # Arabic-Indic digits are no date
     "claude-sonnet-٤-٦",
+    "claude-sonnet-4-5-20250929\n",  # a trailing newline is no part of an id ($ allowed it)
+    "claude-sonnet-4-6\n",
     "claude-mythos-preview",  # unknown shapes
     "sonnet",
     "",

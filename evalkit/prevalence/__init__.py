@@ -8,7 +8,8 @@ judge-only and labels-only shares beside them, each with an interval and a statu
 :func:`plan_labels` chooses which pool cases to label next with known inclusion
 probabilities, :func:`planned_prevalence` estimates from such a sample by
 inverse-probability weighting, and :func:`expected_widths` shows the interval each
-budget buys.
+budget buys. :func:`same_judge` refuses a pool and a labelled set scored by two judges
+(the correction is valid only for the judge the labelled set calibrates).
 
 Frames: ``pool`` has ``judge`` (a bin) and any stratum columns; ``labelled`` has
 ``judge`` and ``human``. Results are tidy frames with :data:`RESULT_COLUMNS`.
@@ -25,6 +26,7 @@ from evalkit.prevalence._inversion import MAX_CONDITION, invert_confusion
 from evalkit.prevalence._naive import wilson_interval
 from evalkit.prevalence._plan import expected_widths, inclusion_probabilities, plan_labels
 from evalkit.prevalence._ppi import ppi_bins, ppi_lambda, ppi_mean
+from evalkit.prevalence._sources import judges, same_judge
 from evalkit.prevalence._weighted import planned_prevalence, weighted_difference
 
 __all__ = [
@@ -38,12 +40,14 @@ __all__ = [
     "expected_widths",
     "inclusion_probabilities",
     "invert_confusion",
+    "judges",
     "missed_share",
     "plan_labels",
     "planned_prevalence",
     "ppi_bins",
     "ppi_lambda",
     "ppi_mean",
+    "same_judge",
     "weighted_difference",
     "wilson_interval",
 ]

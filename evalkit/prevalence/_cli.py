@@ -6,7 +6,9 @@ ledger whose cases carry human labels in the catalogue (or ``--labels``). Both a
 as the gate reads a ledger (:func:`evalkit.gate.pairs`: final turn, gated answer, rubric
 and constants in force, one judge), all splits, gated strata only (canaries and
 diagnostics apart).
-Failed judge answers are left out of the pool and counted on stderr.
+Failed judge answers are left out of the pool and counted on stderr. Both ledgers are
+validated against the catalogue (a JSONL must be a ledger export, not frame rows) and
+must come from one and the same judge (:mod:`._sources`): otherwise exit 2.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from evalkit.errors import CatalogueError, EvalkitError
 from evalkit.prevalence._corrected import corrected_prevalence, missed_share
 from evalkit.prevalence._frames import PrevalenceInputError
 from evalkit.prevalence._plan import SELECTED, expected_widths, plan_labels
+from evalkit.prevalence._sources import same_judge
 from evalkit.prevalence._weighted import INCLUSION
 
 #: Columns of the pool and labelled frames the CLI builds (``by`` columns come from here).
@@ -82,13 +85,13 @@ def _dimensions(args: argparse.Namespace, catalogue: Catalogue) -> list[str]:
     return [args.dimension]
 
 
-def _pairs(path: str, catalogue: Catalogue, labels: Any, dims: list[str]) -> pd.DataFrame:
-    """Pairs of a ledger as the gate reads them (:func:`evalkit.gate.pairs`), gated strata,
-    all splits, judged cases only, with the case's signal presence (``present``)."""
+def _pairs(
+    ledger: pd.DataFrame, catalogue: Catalogue, labels: Any, dims: list[str]
+) -> pd.DataFrame:
+    """Pairs of a ledger frame as the gate reads them (:func:`evalkit.gate.pairs`), gated
+    strata, all splits, judged cases only, with the case's signal presence (``present``)."""
     from evalkit.gate import pairs
-    from evalkit.judge import load_ledger
 
-    ledger = load_ledger(path)
     frame = pairs(ledger, catalogue, split=None, dimension=dims, labels=labels)
     frame = frame[frame["status"].notna()]  # a label without a judge answer is not judged
     signal = catalogue.cases_frame().set_index("case_id")["latest_signal"]
@@ -99,8 +102,16 @@ def _pairs(path: str, catalogue: Catalogue, labels: Any, dims: list[str]) -> pd.
 def _frames(
     args: argparse.Namespace, catalogue: Catalogue, dims: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from evalkit.judge import load_ledger
+
     labels = _labels(args, catalogue)
-    pool = _pairs(args.ledger, catalogue, labels, dims)
+    pool_ledger = load_ledger(args.ledger, catalogue=catalogue)  # validated: evidence
+    labelled_ledger = load_ledger(args.labelled, catalogue=catalogue)
+    judge = same_judge(
+        pool_ledger, labelled_ledger, pool_name=args.ledger, labelled_name=args.labelled
+    )
+    print(f"judge of the pool and the labelled set: {judge}", file=sys.stderr)
+    pool = _pairs(pool_ledger, catalogue, labels, dims)
     failed = pool["judge"].isna()
     if failed.any():
         print(
@@ -108,7 +119,7 @@ def _frames(
             file=sys.stderr,
         )
     pool = pool[~failed]
-    labelled = _pairs(args.labelled, catalogue, labels, dims)
+    labelled = _pairs(labelled_ledger, catalogue, labels, dims)
     labelled = labelled[labelled["judge"].notna() & labelled["human"].notna()]
     return pool, labelled
 
@@ -190,6 +201,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _unlabelled(pool: pd.DataFrame, labelled: pd.DataFrame) -> pd.DataFrame:
+    """The pool cases a plan may choose: those not in the labelled set (a pool that
+    overlaps it must not send its cases to be labelled again); the others are counted on
+    stderr."""
+    known = pool["case_id"].isin(set(labelled["case_id"]))
+    if known.any():
+        print(
+            f"note: {int(known.sum())} pool case(s) are in the labelled set already and are "
+            "not planned again",
+            file=sys.stderr,
+        )
+    return pool[~known]
+
+
 def sidecar_path(out: str | Path) -> Path:
     """Where ``plan`` records the inclusion probabilities: beside the template, same stem,
     ``.plan.json``. The template itself keeps the held-out columns exactly."""
@@ -212,6 +237,7 @@ def run_plan(args: argparse.Namespace) -> int:
         dim = dims[0]
         pool_d = pool[pool["dimension"] == dim].drop_duplicates("case_id")
         cal_d = labelled[labelled["dimension"] == dim]
+        pool_d = _unlabelled(pool_d, cal_d)
         if pool_d.empty or cal_d.empty:
             raise PrevalenceInputError(
                 f"{dim}: the pool or the labelled set holds no judged case of this dimension"

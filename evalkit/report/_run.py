@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.catalogue import Catalogue, load
-from evalkit.errors import EvalkitError
 from evalkit.judge._plan import judge_slug
 from evalkit.report._adr import AdrPage, render_adrs
-from evalkit.report._execute import execute_study, notebook_parameters
+from evalkit.report._execute import execute_study
 from evalkit.report._exploration import (
     Exploration,
     check_rubric_versions,
@@ -30,6 +29,16 @@ from evalkit.report._exploration import (
 )
 from evalkit.report._html import Html, esc
 from evalkit.report._index import RUN_FILE, write_index
+from evalkit.report._parameters import (  # the first two stay importable from here
+    RUN_PARAMETERS,  # noqa: F401
+    StudyParameterError,  # noqa: F401
+    check_dimensions,
+    check_pool_ledger,
+    check_target,
+    check_values,
+    declared_parameters,
+    notebook_declarations,
+)
 from evalkit.report._render import OfflineError, render_notebook, write_page
 from evalkit.report._secrets import Finding, SecretLeakError, check_parameters, scan_files
 from evalkit.report._style import page
@@ -87,6 +96,7 @@ class Study:
 
     ``applies`` says why the study has nothing to study on a catalogue (a reason), or
     None; a study that does not apply gets a page saying so, and is not a failure.
+    ``inputs`` refuses inputs its parameters name (exit 2 before anything runs).
     """
 
     name: str
@@ -94,6 +104,9 @@ class Study:
     summary: str
     extra: Mapping[str, Any] = field(default_factory=dict)
     applies: Callable[[Catalogue, Mapping[str, Any]], str | None] | None = None
+    inputs: Callable[[Catalogue, Mapping[str, Any]], None] | None = None
+    """Checks the study's inputs named by its parameters (a ledger to read) before any
+    study runs; raises :class:`StudyParameterError`."""
 
 
 STUDIES: tuple[Study, ...] = (
@@ -161,6 +174,7 @@ STUDIES: tuple[Study, ...] = (
         "errors (PPI++, confusion inversion) beside the judge-only and labels-only shares and "
         "the humans' rate on the pool; the labelling plan; the judge's error structure.",
         {"n_labelled": 120, "plan_budget": 100},
+        inputs=check_pool_ledger,
     ),
 )
 
@@ -248,49 +262,6 @@ def study_parameters(
     return base
 
 
-class StudyParameterError(EvalkitError):
-    """A study parameter given on the command line that no study to run declares, or
-    that the run sets itself (use its own option)."""
-
-
-#: Parameters every study receives from the run itself, and the option that sets each.
-RUN_PARAMETERS: Mapping[str, str] = {
-    "catalogue": "--catalogue",
-    "judge": "--judge",
-    "ledger": "--ledger",
-    "seed": "--seed",
-    "rubric_versions": "--rubric",
-    "explore": "--explore",
-    "split": "(each study's own split)",
-    "adr_base": "(the ADR pages written beside the reports)",
-}
-
-
-def declared_parameters(
-    chosen: Sequence[Study], notebooks: Path, given: Mapping[str, Any]
-) -> dict[str, frozenset[str]]:
-    """{study: the names of ``given`` its notebook declares} (``-p NAME=VALUE``).
-
-    Raises :class:`StudyParameterError` for a name the run sets itself
-    (:data:`RUN_PARAMETERS`) or that no study in ``chosen`` declares, and
-    :class:`~evalkit.report._secrets.SecretLeakError` for a secret-looking value.
-    """
-    check_parameters(given)
-    for name in given:
-        if name in RUN_PARAMETERS:
-            raise StudyParameterError(
-                f"study parameter {name!r} is set by the run: use {RUN_PARAMETERS[name]}"
-            )
-    declared = {s.name: set(notebook_parameters(notebooks / f"{s.name}.ipynb")) for s in chosen}
-    unknown = sorted(set(given) - set().union(*declared.values()))
-    if unknown:
-        known = sorted(set().union(*declared.values()) - set(RUN_PARAMETERS))
-        raise StudyParameterError(
-            f"unknown study parameter(s) {unknown} for {sorted(declared)}; known: {known}"
-        )
-    return {name: frozenset(names & set(given)) for name, names in declared.items()}
-
-
 def run_studies(
     *,
     catalogue: str | Path = "catalogues",
@@ -317,7 +288,10 @@ def run_studies(
     the parameter.
     ``parameters`` are the command line's ``-p NAME=VALUE``: each replaces the value of
     every study whose notebook declares it (checked by :func:`declared_parameters`
-    before anything runs).
+    before anything runs). Every study's parameters, whoever set them, are then checked
+    against the type and range its notebook declares (:mod:`._parameters`); a value
+    refused raises :class:`StudyParameterError` before any notebook runs or any file is
+    written.
     ``rubric_versions`` and ``explore`` make the run exploratory (ADR-0017) when a version
     differs from the one in force or ``explore`` is set (as do unratified constants): every
     page then opens with the banner "Exploratory — not gate evidence". A dimension or
@@ -329,43 +303,57 @@ def run_studies(
     """
     say = log or (lambda msg: print(msg, file=sys.stderr))
     check_parameters({"judge": judge, "catalogue": str(catalogue), "ledger": str(ledger or "")})
-    cat = load(catalogue)
-    asked = check_rubric_versions(cat, rubric_versions)
     out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
     nb_dir = Path(notebooks) if notebooks is not None else _default_dir("notebooks")
     adr_src = Path(adr_dir) if adr_dir is not None else _default_dir("docs/adr")
     ledger_path = (
         Path(ledger) if ledger is not None else Path(ledger_dir) / f"{judge_slug(judge)}.sqlite"
     )
-    ledger_path.parent.mkdir(parents=True, exist_ok=True)
     chosen = [s for s in STUDIES if studies is None or s.name in studies]
     unknown = set(studies or ()) - {s.name for s in STUDIES}
     if unknown:
         raise ValueError(f"unknown studies {sorted(unknown)}; known: {[s.name for s in STUDIES]}")
     given = dict(parameters or {})
     takes = declared_parameters(chosen, nb_dir, given) if given else {}
+    declared = {s.name: notebook_declarations(nb_dir / f"{s.name}.ipynb") for s in chosen}
+    options = {"catalogue": str(catalogue), "judge": judge, "ledger": str(ledger_path),
+               "seed": seed, "explore": explore}  # fmt: skip
+    for study in chosen:  # what the command line gave, checked before the catalogue is read
+        early = {**options, **{k: given[k] for k in takes.get(study.name, ())}}
+        check_values(study.name, declared[study.name], early, given, nb_dir)
+    check_target(given)
+    cat = load(catalogue)
+    asked = check_rubric_versions(cat, rubric_versions)
+    check_dimensions(cat, given)
+    planned = []
+    for study in chosen:  # every study's parameters are checked before any notebook runs
+        params = study_parameters(
+            study,
+            catalogue=cat,
+            catalogue_path=str(catalogue),
+            judge=judge,
+            ledger=str(ledger_path),
+            seed=seed,
+            rubric_versions=asked,
+            explore=explore,
+        )
+        shared = (overrides or {}).get("*", {})
+        params.update({k: v for k, v in shared.items() if k in params})
+        params.update((overrides or {}).get(study.name, {}))
+        params.update({k: given[k] for k in takes.get(study.name, ())})
+        check_values(study.name, declared[study.name], params, given, nb_dir)
+        if study.inputs is not None:
+            study.inputs(cat, params)
+        planned.append((study, params))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ledger_path.parent.mkdir(parents=True, exist_ok=True)
     adrs = render_adrs(adr_src, out_dir)
     results: list[StudyResult] = []
     scrubbed: list[Finding] = []  # secrets scrubbed from executed notebooks: still a leak
     written: list[Path] = [out_dir / "adr" / Path(a.href).name for a in adrs]
     written.append(out_dir / "adr" / "index.html")
     with tempfile.TemporaryDirectory(prefix="evalkit-study-") as work:
-        for study in chosen:
-            params = study_parameters(
-                study,
-                catalogue=cat,
-                catalogue_path=str(catalogue),
-                judge=judge,
-                ledger=str(ledger_path),
-                seed=seed,
-                rubric_versions=asked,
-                explore=explore,
-            )
-            shared = (overrides or {}).get("*", {})
-            params.update({k: v for k, v in shared.items() if k in params})
-            params.update((overrides or {}).get(study.name, {}))
-            params.update({k: given[k] for k in takes.get(study.name, ())})
+        for study, params in planned:
             standing = _exploration_of(cat, params)
             banner = exploration_banner(standing, str(params.get("adr_base", "adr/")))
             target = out_dir / f"{study.name}.html"

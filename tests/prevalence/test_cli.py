@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ import pytest
 from evalkit.catalogue import load
 from evalkit.cli import main
 from evalkit.heldout._template import conversation_text, template_columns
-from evalkit.judge import judge_cases, load_ledger
+from evalkit.judge import export_jsonl, judge_cases, load_ledger
 from tests.factory import REPO
 
 CATALOGUE = REPO / "catalogues"
@@ -33,15 +35,19 @@ def pool_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def half_ledger(pool_ledger: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The baseline ledger's rows of half the calibration cases (first half by sha256)."""
+    """The baseline ledger's export, requests of half the calibration cases (first half by
+    sha256): a ledger export, which is validated against the catalogue as evidence."""
     catalogue = load(CATALOGUE)
     ids = sorted(
         (c.id for c in catalogue.split("calibration")),
         key=lambda i: hashlib.sha256(i.encode()).digest(),
     )
-    ledger = load_ledger(pool_ledger)
-    path = tmp_path_factory.mktemp("prevalence") / "labelled.jsonl"
-    ledger[ledger["case_id"].isin(ids[: len(ids) // 2])].to_json(path, orient="records", lines=True)
+    half = set(ids[: len(ids) // 2])
+    folder = tmp_path_factory.mktemp("prevalence")
+    export_jsonl(pool_ledger, folder / "all.jsonl")
+    lines = (folder / "all.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    path = folder / "labelled.jsonl"
+    path.write_text("".join(x for x in lines if json.loads(x)["case_id"] in half), "utf-8")
     return path
 
 
@@ -126,7 +132,7 @@ def test_plan_writes_a_blind_template_and_the_inclusion_probabilities(
         "3",
     ]
     assert main(argv) == 0
-    printed = capsys.readouterr().out
+    printed, said = capsys.readouterr()
     assert "planned" in printed and "random" in printed and " 200 labels" in printed
     catalogue = load(CATALOGUE)
     with out.open(encoding="utf-8-sig", newline="") as handle:
@@ -142,4 +148,33 @@ def test_plan_writes_a_blind_template_and_the_inclusion_probabilities(
         assert row["labeler"] == "" and row["self_harm"] == ""
         assert 0 < sidecar["cases"][row["case_id"]]["inclusion_probability"] <= 1
     assert {w["budget"] for w in sidecar["expected_widths"]} == {50, 100, 200}
+    labelled = {json.loads(x)["case_id"] for x in half_ledger.read_text("utf-8").splitlines()}
+    assert not labelled & set(sidecar["cases"])  # a labelled case is not planned again
+    assert "are in the labelled set already and are not planned again" in said
     assert main([*argv[:-4], "--budget", "0", "--out", str(out)]) == 2
+
+
+def test_a_pool_judged_by_another_judge_exits_2_naming_both(
+    pool_ledger: Path, half_ledger: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other.sqlite"
+    shutil.copy(pool_ledger, other)
+    with sqlite3.connect(other) as db:
+        db.execute("UPDATE requests SET judge = 'anthropic:claude-x', model = 'claude-x'")
+    code = main(["prevalence", "--ledger", str(other), "--labelled", str(half_ledger),
+                 "--catalogue", str(CATALOGUE), "--dimension", "self_harm"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"the pool {other} was judged by anthropic:claude-x (claude-x)" in err
+    assert f"the labelled set {half_ledger} by baseline (baseline-v2)" in err
+
+
+def test_a_frame_rows_jsonl_is_not_evidence(
+    pool_ledger: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    load_ledger(pool_ledger).to_json(rows, orient="records", lines=True)
+    code = main(["prevalence", "--ledger", str(pool_ledger), "--labelled", str(rows),
+                 "--catalogue", str(CATALOGUE), "--dimension", "self_harm"])  # fmt: skip
+    assert code == 2
+    assert "a JSONL of frame rows, not a ledger export" in capsys.readouterr().err
