@@ -20,7 +20,7 @@ from evalkit.heldout import (
     verify_seals,
     write_template,
 )
-from tests.heldout.world import fill, template, with_heldout
+from tests.heldout.world import cli, fill, template, with_heldout
 
 
 def test_template_is_blind_and_blank(tmp_path: Path) -> None:
@@ -82,8 +82,20 @@ def test_invalid_bin_is_refused(tmp_path: Path) -> None:
 
 def test_unsealed_is_refused(tmp_path: Path) -> None:
     cat = with_heldout(tmp_path)
-    with pytest.raises(SealError, match="not sealed"):
+    with pytest.raises(SealError, match=r"heldout/seals\.json: no seal recorded"):
         assert_sealed(cat)
+
+
+def test_unsealed_judge_run_says_not_sealed_once(tmp_path: Path) -> None:
+    """#30: the judge printed "held-out labels are not sealed: held-out labels are not
+    sealed: ..."; the seal's own message now names the registry instead."""
+    cat = with_heldout(tmp_path)
+    ledger = tmp_path / "l.sqlite"
+    run = cli("judge", "--catalogue", cat.root, "--judge", "baseline", "--split", "heldout",
+              "--ledger", ledger)  # fmt: skip
+    assert run.code == 2
+    assert run.err.count("not sealed") == 1 and "no seal recorded" in run.err
+    assert run.err.endswith("(ADR-0008)\n")
 
 
 def test_seal_after_judge_run_is_refused(tmp_path: Path) -> None:

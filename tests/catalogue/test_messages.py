@@ -1,0 +1,80 @@
+"""Messages of ``evalkit catalogue`` and ``constants`` say what the user wrote, in sentences
+(issue #30's minor findings, #28's ratify hint): no ``None`` for YAML's ``null``, no pandas
+or dataclass repr, hints that work when run as printed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalkit.catalogue import load
+from evalkit.catalogue._check import NearDuplicate
+from evalkit.catalogue._scaffold import init_catalogue
+from evalkit.cli import main
+from evalkit.errors import CatalogueError
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    init_catalogue(tmp_path / "mine")
+    return tmp_path / "mine"
+
+
+def _problems(root: Path) -> str:
+    with pytest.raises(CatalogueError) as err:
+        load(root)
+    return str(err.value)
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_yaml_null_and_booleans_are_quoted_as_yaml_writes_them(root: Path) -> None:
+    _edit(root / "constants.yaml", "threshold: 0.60", "threshold: null")
+    _edit(root / "constants.yaml", "bins: [low, partial, high]", "bins: [low, ~, high]")
+    cases = root / "cases" / "calibration" / "en-US" / "examples.yaml"
+    _edit(cases, "onset_turn: 0", "onset_turn: yes")
+    text = _problems(root)
+    assert "gate.threshold: Input should be a valid number; got null" in text
+    assert "bins.1: Input should be a valid string; got null" in text
+    assert "onset_turn: Input should be a valid integer; got true" in text
+    assert "None" not in text and "True" not in text
+
+
+def test_a_null_record_is_named_null_not_nonetype(root: Path) -> None:
+    (root / "ratified.yaml").write_text("ratifications: [null, [1]]\n", encoding="utf-8")
+    text = _problems(root)
+    assert "[ratifications[0]]: expected a mapping, got null" in text
+    assert "[ratifications[1]]: expected a mapping, got a list" in text
+    assert "NoneType" not in text
+
+
+def _two_disjoint_label_sets(root: Path) -> None:
+    lines = (root / "labels" / "example.csv").read_text(encoding="utf-8").splitlines()
+    header, rows = lines[0], lines[1:]
+    for name, part in (("alice", rows[:3]), ("bob", rows[3:])):
+        body = [r.replace("example: written with the cases by evalkit catalogue init", name)
+                for r in part]  # fmt: skip
+        (root / "labels" / f"{name}.csv").write_text("\n".join([header, *body]) + "\n")
+    (root / "labels" / "example.csv").unlink()
+
+
+def test_check_says_in_a_sentence_when_no_two_label_sets_share_a_case(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _two_disjoint_label_sets(root)
+    assert main(["catalogue", "check", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "Empty DataFrame" not in out and "Columns:" not in out
+    assert "none: no two label sets label the same case on any dimension" in out
+
+
+def test_a_near_copy_reads_as_a_sentence() -> None:
+    leak = NearDuplicate("h1", 0, "c1", 2, 0.781)
+    assert str(leak) == (
+        "held-out case h1 turns[0] nearly copies calibration case c1 turns[2] (similarity 0.78)"
+    )
