@@ -96,7 +96,9 @@ class Catalogue:
     @property
     def ratification(self) -> RatificationStatus:
         """Whether the constants in force are ratified, and by which ADR (ADR-0013)."""
-        return ratification_status(self.constants_hash, self.ratifications)
+        return ratification_status(
+            self.constants_hash, self.ratifications, catalogue=str(self.root)
+        )
 
     @property
     def framing_hash(self) -> str:

@@ -78,3 +78,25 @@ def test_a_near_copy_reads_as_a_sentence() -> None:
     assert str(leak) == (
         "held-out case h1 turns[0] nearly copies calibration case c1 turns[2] (similarity 0.78)"
     )
+
+
+def test_the_ratify_hint_names_the_catalogue_and_works_as_printed(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#28: the hint dropped ``--catalogue``; run as printed from the project root it
+    ratified (or found "already ratified") the default ``catalogues`` instead."""
+    monkeypatch.chdir(tmp_path)
+    adr = tmp_path / "docs" / "adr" / "0001-our-constants.md"
+    adr.parent.mkdir(parents=True)
+    adr.write_text("# 1. Our constants\n", encoding="utf-8")
+    assert main(["constants", "status", "--catalogue", "mine"]) == 1
+    out = capsys.readouterr().out
+    hint = out.split("`")[1]
+    assert hint == "evalkit constants ratify --catalogue mine --adr docs/adr/NNNN-....md"
+    argv = hint.split()[1:]
+    argv[argv.index("docs/adr/NNNN-....md")] = "docs/adr/0001-our-constants.md"
+    assert main(argv) == 0
+    assert "in mine/ratified.yaml" in capsys.readouterr().out
+    assert main(["constants", "status", "--catalogue", "mine"]) == 0
+    assert main(argv) == 0
+    assert "mine: already constants ratified by ADR-0001" in capsys.readouterr().out
