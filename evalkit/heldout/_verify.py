@@ -226,7 +226,7 @@ def current_seal(catalogue: Catalogue) -> SealStatus:
     statuses = assert_chain(catalogue)
     if not statuses:
         raise SealError(  # no "not sealed" prefix: the judge adds one of its own
-            f"{catalogue.root / REGISTRY}: no seal recorded; write the blind template "
+            f"no held-out seal recorded in {catalogue.root / REGISTRY}: write the blind template "
             "(`evalkit heldout template`), fill it, commit it, then run "
             "`evalkit heldout seal LABELS` (ADR-0008)"
         )

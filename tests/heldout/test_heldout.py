@@ -82,7 +82,7 @@ def test_invalid_bin_is_refused(tmp_path: Path) -> None:
 
 def test_unsealed_is_refused(tmp_path: Path) -> None:
     cat = with_heldout(tmp_path)
-    with pytest.raises(SealError, match=r"heldout/seals\.json: no seal recorded"):
+    with pytest.raises(SealError, match=r"no held-out seal recorded in .*heldout/seals\.json"):
         assert_sealed(cat)
 
 
@@ -94,7 +94,7 @@ def test_unsealed_judge_run_says_not_sealed_once(tmp_path: Path) -> None:
     run = cli("judge", "--catalogue", cat.root, "--judge", "baseline", "--split", "heldout",
               "--ledger", ledger)  # fmt: skip
     assert run.code == 2
-    assert run.err.count("not sealed") == 1 and "no seal recorded" in run.err
+    assert run.err.count("not sealed") == 1 and "no held-out seal recorded in" in run.err
     assert run.err.endswith("(ADR-0008)\n")
 
 
