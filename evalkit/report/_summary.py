@@ -91,7 +91,7 @@ def onset_headline(summary: pd.DataFrame) -> Headline:
     reads differently when most conversations stop at the reply where it is measured.
     A summary without that column (an older frame) gets the median alone."""
 
-    def line(r: dict[str, Any]) -> str:
+    def line(r: Mapping[Any, Any]) -> str:
         text = (
             f"{fmt(r['n_events'])} of {fmt(r['n_cases'])} cases · median latency "
             f"{fmt(r['km_median_latency'], 1)} replies (KM)"
