@@ -62,12 +62,13 @@ def run_init(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    """Print every problem and exit 1, or print the balance tables and exit 0."""
+    """Print every problem and exit 1, or print the balance tables and exit 0; no catalogue
+    folder at all is unusable input (exit 2), not a catalogue with problems."""
     try:
         catalogue = load(args.path)
     except CatalogueError as exc:
         print(str(exc), file=sys.stderr)
-        return 1
+        return 1 if Path(args.path).is_dir() else 2
     tables = summarize(catalogue)
     with pd.option_context("display.max_rows", 200, "display.width", 120):
         print(

@@ -217,6 +217,15 @@ def _load_cases(
     return cases, invalid, seen
 
 
+def missing_folder(root: Path) -> str:
+    """Why ``root`` is not a catalogue folder, with the absolute path looked at (a relative
+    path is read from the working directory, the usual trap in a notebook)."""
+    if root.exists():
+        return f"not a folder ({root.resolve()}): a catalogue is a folder"
+    where = "" if root.is_absolute() else f" (looked for {root.resolve()} from {Path.cwd()})"
+    return f"catalogue folder not found{where}"
+
+
 def load(path: str | Path = "catalogues") -> Catalogue:
     """Load and validate the catalogue at ``path``.
 
@@ -229,7 +238,7 @@ def load(path: str | Path = "catalogues") -> Catalogue:
     root = Path(path)
     col = Collector(root)
     if not root.is_dir():
-        raise CatalogueError([Problem(str(root), None, None, "catalogue folder not found")])
+        raise CatalogueError([Problem(str(root), None, None, missing_folder(root))])
     constants = _load_constants(root, col)
     check_layout(root, col, framing_file=constants.framing_file if constants else "framing.txt")
     ratifications = _load_ratifications(root, col)

@@ -142,7 +142,8 @@ def append_ratification(
     relative to the catalogue's parent when it lies below it.
     """
     if not adr_path.is_file():
-        raise ValueError(f"{adr_path}: no such ADR file")
+        what = "a folder, not an ADR file" if adr_path.is_dir() else "no such ADR file"
+        raise ValueError(f"{adr_path}: {what}")
     identifier = adr_id(adr_path)
     try:
         shown = adr_path.resolve().relative_to(root.resolve().parent).as_posix()

@@ -100,3 +100,25 @@ def test_the_ratify_hint_names_the_catalogue_and_works_as_printed(
     assert main(["constants", "status", "--catalogue", "mine"]) == 0
     assert main(argv) == 0
     assert "mine: already constants ratified by ADR-0001" in capsys.readouterr().out
+
+
+def test_check_of_no_catalogue_folder_is_exit_2_naming_where_it_looked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#30 hunt: ``check`` of a missing folder or of a file exited 1 (a catalogue with
+    problems) and said "not found" for a file; exit 2, the absolute path and the working
+    directory (the notebook trap of #28)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["catalogue", "check", "nothere"]) == 2
+    err = capsys.readouterr().err
+    assert f"nothere: catalogue folder not found (looked for {tmp_path / 'nothere'} from" in err
+    assert main(["catalogue", "check", "notes.txt"]) == 2
+    assert f"notes.txt: not a folder ({tmp_path / 'notes.txt'})" in capsys.readouterr().err
+
+
+def test_ratify_with_a_folder_as_the_adr_says_so(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["constants", "ratify", "--catalogue", str(root), "--adr", str(root)]) == 2
+    assert f"{root}: a folder, not an ADR file" in capsys.readouterr().err
