@@ -76,12 +76,15 @@ def read_registry(catalogue: Catalogue) -> list[Seal]:
         )
     seals = []
     for i, row in enumerate(data["seals"]):
+        if not isinstance(row, dict):
+            raise SealError(f"{path}: seal #{i}: expected an object, got {json.dumps(row)[:60]}")
         try:
             seals.append(Seal.model_validate(row))
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "entry"
-            raise SealError(f"{path}: seal #{i}: {where}: {err['msg']}") from None
+            what = "missing field" if err["type"] == "missing" else err["msg"]
+            raise SealError(f"{path}: seal #{i}: {where}: {what}") from None
     return seals
 
 

@@ -174,3 +174,20 @@ def test_gate_on_the_heldout_split_end_to_end(tmp_path: Path) -> None:
     filled.write_text(filled.read_text().replace("owner", "someone else", 1))
     tampered = subprocess.run(gate, capture_output=True, text=True)
     assert tampered.returncode == 2 and "TAMPERED" in tampered.stderr
+
+
+@pytest.mark.parametrize(
+    ("registry", "said"),
+    [
+        ('{"schema": null, "seals": []}', "registry schema null, this evalkit reads"),
+        ('{"schema": "evalkit-heldout-seals/2", "seals": [null]}', "expected an object, got null"),
+        ('{"schema": "evalkit-heldout-seals/2", "seals": [{}]}', "seal #0: index: missing field"),
+    ],
+)
+def test_a_broken_registry_is_named_in_json_terms(tmp_path: Path, registry: str, said: str) -> None:
+    """#30: the registry is JSON: its null is quoted as null, never Python's None."""
+    cat = with_heldout(tmp_path)
+    (cat.root / "heldout").mkdir(exist_ok=True)
+    (cat.root / "heldout" / "seals.json").write_text(registry, encoding="utf-8")
+    run = cli("heldout", "--catalogue", cat.root, "verify")
+    assert run.code == 2 and said in run.err and "None" not in run.err
