@@ -122,3 +122,14 @@ def test_ratify_with_a_folder_as_the_adr_says_so(
 ) -> None:
     assert main(["constants", "ratify", "--catalogue", str(root), "--adr", str(root)]) == 2
     assert f"{root}: a folder, not an ADR file" in capsys.readouterr().err
+
+
+def test_an_unknown_dimension_is_a_sentence_not_its_bare_name(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#30 hunt: ``judge --dimensions nope`` printed "evalkit judge: nope"."""
+    argv = ["judge", "--catalogue", str(root), "--judge", "baseline", "--dimensions", "nope"]
+    assert main([*argv, "--ledger", str(tmp_path / "l.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "no rubric in force for dimension 'nope'" in err
+    assert "(its dimensions: self_harm, escalation, faithfulness)" in err
