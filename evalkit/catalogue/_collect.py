@@ -65,6 +65,8 @@ class Collector:
         for e in err.errors():
             loc = ".".join(str(p) for p in e["loc"]) or None
             msg = e["msg"].removeprefix("Value error, ")
+            for python, yaml_word in _YAML_WORDS:  # pydantic speaks Python; files are YAML
+                msg = msg.replace(python, yaml_word)
             if e["type"] == "extra_forbidden":
                 msg = "unknown field"
             elif e["type"] == "missing":
@@ -72,6 +74,11 @@ class Collector:
             elif e["type"] == "literal_error" or e["type"].endswith("_type"):
                 msg = f"{msg}; got {_shown(e.get('input'))}"
             self.add(path, record, loc, msg)
+
+
+#: pydantic's Python words in a message, and what a YAML file calls them.
+_YAML_WORDS = (("a valid dictionary", "a mapping"), ("a valid tuple", "a list"),
+               ("a valid list", "a list"))  # fmt: skip
 
 
 class _YamlRepr(reprlib.Repr):

@@ -73,6 +73,9 @@ def _load_constants(root: Path, col: Collector) -> FrozenConstants | None:
     framing = read_text(framing_path, col)
     if framing is None:
         return None
+    if not framing.strip():
+        col.add(framing_path, None, None, "empty: the framing is the text the judge is given")
+        return None
     return constants.model_copy(update={"framing": framing})
 
 
@@ -143,11 +146,13 @@ def _load_rubrics(
     if constants is not None:
         for dim, version in constants.rubrics_in_force.items():
             if (dim, version) not in out:
+                name = f"rubrics/{dim}.{version}.yaml"
+                why = "is not valid (above)" if (root / name).is_file() else "does not exist"
                 col.add(
                     root / "constants.yaml",
                     None,
                     "rubrics_in_force",
-                    f"no rubric file rubrics/{dim}.{version}.yaml",
+                    f"{dim}: {version}, but rubric file {name} {why}",
                 )
     return out
 

@@ -133,3 +133,29 @@ def test_an_unknown_dimension_is_a_sentence_not_its_bare_name(
     err = capsys.readouterr().err
     assert "no rubric in force for dimension 'nope'" in err
     assert "(its dimensions: self_harm, escalation, faithfulness)" in err
+
+
+def test_validation_problems_are_in_yaml_words(root: Path) -> None:
+    """#30 hunt: "a valid dictionary" / "a valid tuple" are Python's words."""
+    _edit(root / "rubrics" / "escalation.v1.yaml", "rules:", "rules: null\nxrules:")
+    _edit(root / "constants.yaml", "bins: [low, partial, high]", "bins: null")
+    text = _problems(root)
+    assert "escalation.v1] rules: Input should be a mapping; got null" in text
+    assert "bins: Input should be a list; got null" in text
+    assert "dictionary" not in text and "tuple" not in text
+
+
+def test_an_in_force_rubric_that_is_invalid_is_not_called_missing(root: Path) -> None:
+    """#30 hunt: an invalid rubric file in force was also reported as "no rubric file"."""
+    _edit(root / "rubrics" / "escalation.v1.yaml", "version: v1", "version: null")
+    text = _problems(root)
+    assert "rubric file rubrics/escalation.v1.yaml is not valid (above)" in text
+    assert "no rubric file" not in text
+    (root / "rubrics" / "escalation.v1.yaml").unlink()
+    assert "rubric file rubrics/escalation.v1.yaml does not exist" in _problems(root)
+
+
+def test_an_empty_framing_file_is_refused(root: Path) -> None:
+    """#30 hunt: an empty framing.txt loaded silently: the judge would get no framing."""
+    (root / "framing.txt").write_text(" \n", encoding="utf-8")
+    assert "framing.txt: empty: the framing is the text the judge is given" in _problems(root)
