@@ -20,6 +20,7 @@ from evalkit.heldout import (
     verify_seals,
     write_template,
 )
+from tests.factory import build_mini_catalogue
 from tests.heldout.world import cli, fill, template, with_heldout
 
 
@@ -191,3 +192,11 @@ def test_a_broken_registry_is_named_in_json_terms(tmp_path: Path, registry: str,
     (cat.root / "heldout" / "seals.json").write_text(registry, encoding="utf-8")
     run = cli("heldout", "--catalogue", cat.root, "verify")
     assert run.code == 2 and said in run.err and "None" not in run.err
+
+
+def test_template_of_a_catalogue_without_heldout_cases_is_refused(tmp_path: Path) -> None:
+    """#30 hunt: it wrote an empty sheet (0 cases) into the catalogue and exited 0."""
+    root = build_mini_catalogue(tmp_path)
+    run = cli("heldout", "--catalogue", root, "template")
+    assert run.code == 2 and "no held-out case: nothing to label" in run.err
+    assert not (root / "heldout" / "template.csv").exists()
