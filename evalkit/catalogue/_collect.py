@@ -260,8 +260,15 @@ def read_yaml(path: Path, col: Collector) -> Any:
         col.add(path, None, None, "malformed YAML: nested too deeply to read")
         return None
     if data is None:
-        col.add(path, None, None, "empty file (or only comments): it must hold its records")
+        said = "holds only null" if _has_content(text) else "empty file (or only comments)"
+        col.add(path, None, None, f"{said}: it must hold its records")
     return data
+
+
+def _has_content(text: str) -> bool:
+    """Whether a YAML text holds more than blank lines, comments and document markers."""
+    lines = (line.strip() for line in text.splitlines())
+    return any(line and not line.startswith("#") and line not in ("---", "...") for line in lines)
 
 
 def list_under(data: Any, key: str, path: Path, col: Collector, *, allow_empty: bool) -> list[Any]:

@@ -159,3 +159,11 @@ def test_an_empty_framing_file_is_refused(root: Path) -> None:
     """#30 hunt: an empty framing.txt loaded silently: the judge would get no framing."""
     (root / "framing.txt").write_text(" \n", encoding="utf-8")
     assert "framing.txt: empty: the framing is the text the judge is given" in _problems(root)
+
+
+def test_a_yaml_file_holding_only_null_is_not_called_empty(root: Path) -> None:
+    """#30 hunt: ``~`` (or ``null``) alone was reported as "empty file (or only comments)"."""
+    (root / "resources.yaml").write_text("# locales\n~\n", encoding="utf-8")
+    assert "resources.yaml: holds only null: it must hold its records" in _problems(root)
+    (root / "resources.yaml").write_text("# locales\n---\n", encoding="utf-8")
+    assert "resources.yaml: empty file (or only comments)" in _problems(root)
