@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from pathlib import Path
@@ -22,13 +23,17 @@ def write_whole(path: str | Path, data: bytes, what: str) -> Path:
     target = Path(path)
     if target.is_dir():
         raise EvalkitError(f"cannot write the {what} {target}: it is a folder; name a file")
+    blocking = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise EvalkitError(f"cannot write the {what} {target}: {blocking} is a file, not a folder")
     tmp = target.with_name(f"{target.stem}.writing{target.suffix}")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(data)
         os.replace(tmp, target)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # nothing to remove when the folder is not one
+            tmp.unlink(missing_ok=True)
         cause = (
             "the disk is full (no space left on device)"
             if exc.errno == errno.ENOSPC

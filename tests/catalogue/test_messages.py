@@ -167,3 +167,10 @@ def test_a_yaml_file_holding_only_null_is_not_called_empty(root: Path) -> None:
     assert "resources.yaml: holds only null: it must hold its records" in _problems(root)
     (root / "resources.yaml").write_text("# locales\n---\n", encoding="utf-8")
     assert "resources.yaml: empty file (or only comments)" in _problems(root)
+
+
+def test_init_below_a_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#30 hunt: ``catalogue init FILE/sub`` was an internal error (NotADirectoryError)."""
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["catalogue", "init", str(tmp_path / "notes.txt" / "sub")]) == 2
+    assert f"{tmp_path / 'notes.txt'} is a file, not a folder" in capsys.readouterr().err

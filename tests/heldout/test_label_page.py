@@ -304,3 +304,12 @@ def test_label_every_case_by_keyboard_reload_export_seal_verify(tmp_path: Path) 
     got = {(lab.case_id, lab.dimension): lab.bin for lab in sealed_labels(cat)}
     assert got == expected
     assert {lab.labeler for lab in sealed_labels(cat)} == {"Owner, R."}
+
+
+def test_a_file_on_the_way_to_the_out_path_is_exit_2(tmp_path: Path) -> None:
+    """#30 hunt: ``--out FILE/x.csv`` (a file where a folder goes) was an internal error."""
+    cat = with_heldout(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine")
+    run = cli("heldout", "--catalogue", cat.root, "template", "--out", tmp_path / "notes.txt/x.csv")
+    assert run.code == 2
+    assert f"{tmp_path / 'notes.txt'} is a file, not a folder" in run.err
