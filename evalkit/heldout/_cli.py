@@ -90,6 +90,8 @@ def _ledgers(paths: list[str], folder: str) -> dict[str, pd.DataFrame]:
 
     out = {str(Path(p)): load_ledger(p) for p in paths}
     root = Path(folder)
+    if root.exists() and not root.is_dir():  # else the seal would check no ledger, silently
+        raise LedgerError(f"--ledger-dir {folder}: is a file; name the folder of ledgers")
     found = sorted([*root.glob("*.sqlite"), *root.glob("*.jsonl")]) if root.is_dir() else []
     for path in found:
         if str(path) in out:
