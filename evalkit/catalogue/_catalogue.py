@@ -82,7 +82,16 @@ class Catalogue:
         return [c for c in self.cases if c.split == split]
 
     def rubric(self, dimension: str, version: str | None = None) -> Rubric:
-        """The rubric for ``dimension``: ``version``, or the one in force by the constants."""
+        """The rubric for ``dimension``: ``version``, or the one in force by the constants.
+
+        ``KeyError`` with a sentence (the dimension and the catalogue's dimensions, or the
+        rubric file looked for) when there is none."""
+        if not version and dimension not in self.constants.rubrics_in_force:
+            known = ", ".join(self.constants.rubrics_in_force)
+            raise KeyError(
+                f"no rubric in force for dimension {dimension!r} in {self.root} "
+                f"(its dimensions: {known})"
+            )
         version = version or self.constants.rubrics_in_force[dimension]
         try:
             return self.rubrics[(dimension, version)]
@@ -98,7 +107,9 @@ class Catalogue:
     @property
     def ratification(self) -> RatificationStatus:
         """Whether the constants in force are ratified, and by which ADR (ADR-0013)."""
-        return ratification_status(self.constants_hash, self.ratifications)
+        return ratification_status(
+            self.constants_hash, self.ratifications, catalogue=str(self.root)
+        )
 
     @property
     def framing_hash(self) -> str:

@@ -121,6 +121,13 @@ class NearDuplicate:
     calibration_turn: int
     similarity: float
 
+    def __str__(self) -> str:
+        return (
+            f"held-out case {self.heldout_case} turns[{self.heldout_turn}] nearly copies "
+            f"calibration case {self.calibration_case} turns[{self.calibration_turn}] "
+            f"(similarity {self.similarity:.2f})"
+        )
+
 
 def near_duplicates(
     cases: tuple[Case, ...] | list[Case], threshold: float = 0.6, min_chars: int = 40

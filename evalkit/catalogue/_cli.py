@@ -62,12 +62,13 @@ def run_init(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    """Print every problem and exit 1, or print the balance tables and exit 0."""
+    """Print every problem and exit 1, or print the balance tables and exit 0; no catalogue
+    folder at all is unusable input (exit 2), not a catalogue with problems."""
     try:
         catalogue = load(args.path)
     except CatalogueError as exc:
         print(str(exc), file=sys.stderr)
-        return 1
+        return 1 if Path(args.path).is_dir() else 2
     tables = summarize(catalogue)
     with pd.option_context("display.max_rows", 200, "display.width", 120):
         print(
@@ -77,15 +78,21 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"constants sha256 {catalogue.constants_hash}")
         print(f"framing   sha256 {catalogue.framing_hash}")
         print("\ncases per locale x stratum x split")
-        print(tables["cases"].to_string())
+        print(_table(tables["cases"], "no cases"))
         print(f"\nconsensus rule: {catalogue.consensus_rule.describe()}")
         print("\ncalibration labels (consensus) per dimension x locale x bin")
-        print(tables["labels"].to_string())
+        print(_table(tables["labels"], "no calibration labels"))
         if len(catalogue.label_sets) > 1:
             print("\nlabeler x dimension coverage (labels given)")
-            print(tables["coverage"].to_string())
+            print(_table(tables["coverage"], "no labels given"))
             print("\nlabeler-labeler agreement (Cohen's kappa on the cases both labelled)")
-            print(tables["labeler_agreement"].to_string(index=False))
+            print(
+                _table(
+                    tables["labeler_agreement"],
+                    "none: no two label sets label the same case on any dimension",
+                    index=False,
+                )
+            )
     parity = rule_parity(catalogue)
     print("\nrules (guide and rubric in force; docs/adr/0024)")
     for note in parity.notes:
@@ -107,6 +114,12 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"  - {leak}", file=sys.stderr)
         failed = True
     return 1 if failed else 0
+
+
+def _table(frame: pd.DataFrame, empty: str, *, index: bool = True) -> str:
+    """``frame`` as text, or ``empty`` as a sentence (indented like a table) when it has no
+    rows: never pandas' ``Empty DataFrame`` repr."""
+    return frame.to_string(index=index) if len(frame) else f"  {empty}"
 
 
 def run_audit(args: argparse.Namespace) -> int:

@@ -65,6 +65,8 @@ class Collector:
         for e in err.errors():
             loc = ".".join(str(p) for p in e["loc"]) or None
             msg = e["msg"].removeprefix("Value error, ")
+            for python, yaml_word in _YAML_WORDS:  # pydantic speaks Python; files are YAML
+                msg = msg.replace(python, yaml_word)
             if e["type"] == "extra_forbidden":
                 msg = "unknown field"
             elif e["type"] == "missing":
@@ -74,15 +76,44 @@ class Collector:
             self.add(path, record, loc, msg)
 
 
-_SHOWN = reprlib.Repr()
+#: pydantic's Python words in a message, and what a YAML file calls them.
+_YAML_WORDS = (("a valid dictionary", "a mapping"), ("a valid tuple", "a list"),
+               ("a valid list", "a list"))  # fmt: skip
+
+
+class _YamlRepr(reprlib.Repr):
+    """``reprlib.Repr`` that spells YAML's scalars as YAML does: ``null``, ``true``,
+    ``false`` (Python's ``None`` and ``True`` are not what the user wrote)."""
+
+    def repr_NoneType(self, value: None, level: int) -> str:
+        return "null"
+
+    def repr_bool(self, value: bool, level: int) -> str:
+        return "true" if value else "false"
+
+
+_SHOWN = _YamlRepr()
 _SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxstring = 1, 4, 4, 60
 
 
 def _shown(value: object, limit: int = 80) -> str:
     """``value`` for a message: short (nested or shared YAML values are cut, never expanded
-    whole) and in ASCII escapes, so a Cyrillic 'а' or a zero-width space shows."""
+    whole), in ASCII escapes, so a Cyrillic 'а' or a zero-width space shows, and with
+    YAML's ``null``/``true``/``false`` for Python's ``None``/``True``/``False``."""
     text = _SHOWN.repr(value).encode("ascii", "backslashreplace").decode("ascii")
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def yaml_kind(value: object) -> str:
+    """What a parsed YAML value is, in the user's words: ``null``, ``true``, ``a list``,
+    ``a string``, ``a number``, ``a date``, ``a mapping`` (never a Python type name)."""
+    if value is None or isinstance(value, bool):
+        return _shown(value)
+    kinds = ((dict, "a mapping"), (list, "a list"), (str, "a string"), ((int, float), "a number"))
+    for types, name in kinds:
+        if isinstance(value, types):
+            return name
+    return "a date" if hasattr(value, "isoformat") else f"a {type(value).__name__}"
 
 
 class DuplicateKeyError(ConstructorError):
@@ -229,8 +260,15 @@ def read_yaml(path: Path, col: Collector) -> Any:
         col.add(path, None, None, "malformed YAML: nested too deeply to read")
         return None
     if data is None:
-        col.add(path, None, None, "empty file (or only comments): it must hold its records")
+        said = "holds only null" if _has_content(text) else "empty file (or only comments)"
+        col.add(path, None, None, f"{said}: it must hold its records")
     return data
+
+
+def _has_content(text: str) -> bool:
+    """Whether a YAML text holds more than blank lines, comments and document markers."""
+    lines = (line.strip() for line in text.splitlines())
+    return any(line and not line.startswith("#") and line not in ("---", "...") for line in lines)
 
 
 def list_under(data: Any, key: str, path: Path, col: Collector, *, allow_empty: bool) -> list[Any]:
@@ -333,7 +371,7 @@ def validate(model: type[M], data: Any, path: Path, record: str | None, col: Col
     """``model`` validated from the mapping ``data``, or ``None`` after adding one problem
     per validation error (record ``record``, field the error's location)."""
     if not isinstance(data, dict):
-        col.add(path, record, None, f"expected a mapping, got {type(data).__name__}")
+        col.add(path, record, None, f"expected a mapping, got {yaml_kind(data)}")
         return None
     try:
         return model.model_validate(data)

@@ -44,7 +44,7 @@ def run_ratify(args: argparse.Namespace) -> int:
         print(str(exc), file=sys.stderr)
         return 2
     if catalogue.ratification.ratified:
-        print(f"already {catalogue.ratification.reason()}; nothing recorded")
+        print(f"{args.catalogue}: already {catalogue.ratification.reason()}; nothing recorded")
         return 0
     try:
         record = append_ratification(

@@ -73,6 +73,9 @@ def _load_constants(root: Path, col: Collector) -> FrozenConstants | None:
     framing = read_text(framing_path, col)
     if framing is None:
         return None
+    if not framing.strip():
+        col.add(framing_path, None, None, "empty: the framing is the text the judge is given")
+        return None
     return constants.model_copy(update={"framing": framing})
 
 
@@ -143,11 +146,13 @@ def _load_rubrics(
     if constants is not None:
         for dim, version in constants.rubrics_in_force.items():
             if (dim, version) not in out:
+                name = f"rubrics/{dim}.{version}.yaml"
+                why = "is not valid (above)" if (root / name).is_file() else "does not exist"
                 col.add(
                     root / "constants.yaml",
                     None,
                     "rubrics_in_force",
-                    f"no rubric file rubrics/{dim}.{version}.yaml",
+                    f"{dim}: {version}, but rubric file {name} {why}",
                 )
     return out
 
@@ -217,6 +222,15 @@ def _load_cases(
     return cases, invalid, seen
 
 
+def missing_folder(root: Path) -> str:
+    """Why ``root`` is not a catalogue folder, with the absolute path looked at (a relative
+    path is read from the working directory, the usual trap in a notebook)."""
+    if root.exists():
+        return f"not a folder ({root.resolve()}): a catalogue is a folder"
+    where = "" if root.is_absolute() else f" (looked for {root.resolve()} from {Path.cwd()})"
+    return f"catalogue folder not found{where}"
+
+
 def load(path: str | Path = "catalogues") -> Catalogue:
     """Load and validate the catalogue at ``path``.
 
@@ -229,7 +243,7 @@ def load(path: str | Path = "catalogues") -> Catalogue:
     root = Path(path)
     col = Collector(root)
     if not root.is_dir():
-        raise CatalogueError([Problem(str(root), None, None, "catalogue folder not found")])
+        raise CatalogueError([Problem(str(root), None, None, missing_folder(root))])
     constants = _load_constants(root, col)
     check_layout(root, col, framing_file=constants.framing_file if constants else "framing.txt")
     ratifications = _load_ratifications(root, col)

@@ -18,6 +18,7 @@ every report and gate verdict names the ADR the constants rest on.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,7 +58,9 @@ class RatificationStatus:
 
     ``record`` is the matching entry (None when unratified); ``last`` is the latest entry
     of the file, which an unratified change departs from; ``superseded`` is an earlier
-    entry the constants match (a revert to a decision since replaced).
+    entry the constants match (a revert to a decision since replaced); ``catalogue`` is the
+    folder as the user named it, for the ``--catalogue`` of the hint (``None``: no hint
+    names a folder, so it reads for the default ``catalogues``).
     """
 
     ratified: bool
@@ -65,6 +68,7 @@ class RatificationStatus:
     record: Ratification | None
     last: Ratification | None
     superseded: Ratification | None = None
+    catalogue: str | None = None
 
     @property
     def adr(self) -> str | None:
@@ -89,25 +93,31 @@ class RatificationStatus:
         where = f"is in no entry of {RATIFIED_FILE}"
         if self.superseded is not None and self.last is not None:
             where = f"is that of {self.superseded.adr}, superseded by {self.last.adr}"
+        folder = f"--catalogue {shlex.quote(self.catalogue)} " if self.catalogue else ""
         return (
             f"constants not ratified: {since} (constants sha256 {self.constants_sha256[:12]} "
             f"{where}); record the decision with "
-            "`evalkit constants ratify --adr docs/adr/NNNN-....md`"
+            f"`evalkit constants ratify {folder}--adr docs/adr/NNNN-....md`"
         )
 
 
 def ratification_status(
-    constants_sha256: str, ratifications: tuple[Ratification, ...]
+    constants_sha256: str,
+    ratifications: tuple[Ratification, ...],
+    *,
+    catalogue: str | None = None,
 ) -> RatificationStatus:
     """The status of constants with identity ``constants_sha256`` (pure): ratified only by
-    the latest entry."""
+    the latest entry. ``catalogue`` (the folder as named) goes into the hint."""
     last = ratifications[-1] if ratifications else None
     if last is not None and last.constants_sha256 == constants_sha256:
-        return RatificationStatus(True, constants_sha256, last, last)
+        return RatificationStatus(True, constants_sha256, last, last, catalogue=catalogue)
     earlier = next(
         (r for r in reversed(ratifications) if r.constants_sha256 == constants_sha256), None
     )
-    return RatificationStatus(False, constants_sha256, None, last, superseded=earlier)
+    return RatificationStatus(
+        False, constants_sha256, None, last, superseded=earlier, catalogue=catalogue
+    )
 
 
 def adr_id(path: Path) -> str:
@@ -132,7 +142,8 @@ def append_ratification(
     relative to the catalogue's parent when it lies below it.
     """
     if not adr_path.is_file():
-        raise ValueError(f"{adr_path}: no such ADR file")
+        what = "a folder, not an ADR file" if adr_path.is_dir() else "no such ADR file"
+        raise ValueError(f"{adr_path}: {what}")
     identifier = adr_id(adr_path)
     try:
         shown = adr_path.resolve().relative_to(root.resolve().parent).as_posix()

@@ -431,9 +431,18 @@ def init_catalogue(root: str | Path) -> list[Path]:
             ]
         )
     written = []
-    for rel, text in scaffold_files().items():
-        path = folder / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
+    try:
+        for rel, text in scaffold_files().items():
+            path = folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+    except OSError as exc:  # a file on the way, a full disk: named, not an internal error
+        cause = exc.strerror or str(exc)
+        blocking = next((p for p in folder.parents if p.exists() and not p.is_dir()), None)
+        if blocking is not None:
+            cause = f"{blocking} is a file, not a folder"
+        raise CatalogueError(
+            [Problem(str(folder), None, None, f"cannot write the catalogue here: {cause}")]
+        ) from None
     return written

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit.catalogue import load
-from evalkit.errors import LedgerError
+from evalkit.errors import CatalogueError, LedgerError, Problem
 from evalkit.heldout._label_page import DEFAULT_GUIDE, write_label_page
 from evalkit.heldout._seal import seal_labels
 from evalkit.heldout._template import write_template
@@ -61,6 +61,10 @@ def register(subparsers: Any) -> None:
 
 def run_template(args: argparse.Namespace) -> int:
     catalogue = load(args.catalogue)
+    if not catalogue.split("heldout"):  # an empty sheet to seal would be a trap
+        raise CatalogueError(
+            [Problem(str(catalogue.root), None, "split", "no held-out case: nothing to label")]
+        )
     out = args.out or catalogue.root / "heldout" / "template.csv"
     path = write_template(catalogue, out)
     print(f"wrote {path}: {len(catalogue.split('heldout'))} held-out cases, slots blank")
@@ -86,6 +90,8 @@ def _ledgers(paths: list[str], folder: str) -> dict[str, pd.DataFrame]:
 
     out = {str(Path(p)): load_ledger(p) for p in paths}
     root = Path(folder)
+    if root.exists() and not root.is_dir():  # else the seal would check no ledger, silently
+        raise LedgerError(f"--ledger-dir {folder}: is a file; name the folder of ledgers")
     found = sorted([*root.glob("*.sqlite"), *root.glob("*.jsonl")]) if root.is_dir() else []
     for path in found:
         if str(path) in out:

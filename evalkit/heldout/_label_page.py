@@ -32,6 +32,7 @@ from typing import Any
 
 from evalkit.catalogue import Catalogue
 from evalkit.errors import CatalogueError, Problem, SealError
+from evalkit.heldout._files import write_whole
 from evalkit.heldout._registry import TEMPLATE, sheet_id
 from evalkit.heldout._template import (
     NOT_APPLICABLE,
@@ -242,7 +243,9 @@ def write_label_page(
 
     Writes nothing when either is unusable (a :class:`SealError` or
     :class:`CatalogueError`), or when the catalogue holds no held-out case (a
-    :class:`CatalogueError`). Returns the path written.
+    :class:`CatalogueError`). The page is written whole or not at all
+    (:func:`~evalkit.heldout._files.write_whole`: a full disk leaves no half page).
+    Returns the path written.
     """
     if not catalogue.split("heldout"):
         raise CatalogueError(
@@ -253,7 +256,4 @@ def write_label_page(
     if guide is None:
         guide = catalogue.root / DEFAULT_GUIDE
     html = label_page_html(page_data(catalogue, sha, read_guide(guide, catalogue)))
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html, encoding="utf-8")
-    return path
+    return write_whole(out, html.encode("utf-8"), "label page")

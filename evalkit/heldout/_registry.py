@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -18,6 +17,7 @@ from pydantic import ValidationError
 from evalkit.catalogue import Catalogue
 from evalkit.errors import SealError
 from evalkit.heldout._chain import Seal
+from evalkit.heldout._files import write_whole
 
 REGISTRY = Path("heldout") / "seals.json"
 TEMPLATE = Path("heldout") / "template.csv"
@@ -71,25 +71,25 @@ def read_registry(catalogue: Catalogue) -> list[Seal]:
         raise SealError(f"{path}: expected an object with a list under `seals`")
     if data.get("schema") != REGISTRY_SCHEMA:
         raise SealError(
-            f"{path}: registry schema {data.get('schema')!r}, this evalkit reads "
+            f"{path}: registry schema {json.dumps(data.get('schema'))}, this evalkit reads "
             f"{REGISTRY_SCHEMA!r} (a registry from before ADR-0015 is not a hash chain)"
         )
     seals = []
     for i, row in enumerate(data["seals"]):
+        if not isinstance(row, dict):
+            raise SealError(f"{path}: seal #{i}: expected an object, got {json.dumps(row)[:60]}")
         try:
             seals.append(Seal.model_validate(row))
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "entry"
-            raise SealError(f"{path}: seal #{i}: {where}: {err['msg']}") from None
+            what = "missing field" if err["type"] == "missing" else err["msg"]
+            raise SealError(f"{path}: seal #{i}: {where}: {what}") from None
     return seals
 
 
 def write_registry(catalogue: Catalogue, seals: list[Seal]) -> None:
     """Replace the registry with ``seals`` in one rename (never a half-written file)."""
-    path = catalogue.root / REGISTRY
-    path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"schema": REGISTRY_SCHEMA, "seals": [s.model_dump() for s in seals]}
-    tmp = path.with_name("seals.writing.json")  # a name the catalogue layout allows
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    write_whole(catalogue.root / REGISTRY, text.encode("utf-8"), "seals registry")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from evalkit.catalogue import Case, Catalogue, Label
 from evalkit.errors import Problem
+from evalkit.heldout._files import write_whole
 
 NOT_APPLICABLE = "n/a"
 LABELER_COLUMN = "labeler"
@@ -83,11 +84,9 @@ def template_csv(catalogue: Catalogue, cases: Sequence[Case] | None = None) -> s
 
 
 def write_template(catalogue: Catalogue, out: str | Path) -> Path:
-    """Write the blind template as UTF-8 with a byte-order mark (for spreadsheet apps)."""
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(template_csv(catalogue), encoding="utf-8-sig", newline="")
-    return path
+    """Write the blind template as UTF-8 with a byte-order mark (for spreadsheet apps),
+    whole or not at all (:func:`~evalkit.heldout._files.write_whole`)."""
+    return write_whole(out, template_csv(catalogue).encode("utf-8-sig"), "blind template")
 
 
 def read_filled(path: str | Path, catalogue: Catalogue) -> tuple[list[Label], list[Problem]]:

@@ -225,8 +225,9 @@ def current_seal(catalogue: Catalogue) -> SealStatus:
     any seal fails."""
     statuses = assert_chain(catalogue)
     if not statuses:
-        raise SealError(
-            "held-out labels are not sealed: fill the template, then run "
+        raise SealError(  # no "not sealed" prefix: the judge adds one of its own
+            f"no held-out seal recorded in {catalogue.root / REGISTRY}: write the blind template "
+            "(`evalkit heldout template`), fill it, commit it, then run "
             "`evalkit heldout seal LABELS` (ADR-0008)"
         )
     return statuses[-1]

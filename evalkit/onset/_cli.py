@@ -75,6 +75,54 @@ def _judge_api() -> Any:
     return judge
 
 
+def _formats(text: str) -> list[str]:
+    """The figure formats of ``--formats``; one matplotlib cannot write is an
+    :class:`EvalkitError` before anything runs (it was an internal error after the run)."""
+    from matplotlib.figure import Figure
+
+    formats = [f.strip().lower() for f in text.split(",") if f.strip()]
+    supported = sorted(Figure().canvas.get_supported_filetypes())
+    unknown = [f for f in formats if f not in supported]
+    if unknown or not formats:
+        what = f"{', '.join(unknown)}: not a figure format" if unknown else "no format named"
+        raise EvalkitError(
+            f"--formats {text}: {what}; give one or more of {', '.join(supported)}, comma-separated"
+        )
+    return formats
+
+
+def _read_system_prompt(path: str | None) -> str | None:
+    """``--system-prompt FILE`` as UTF-8 text; an unreadable file is an EvalkitError."""
+    if path is None:
+        return None
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise EvalkitError(
+            f"--system-prompt {path}: cannot read it as UTF-8 text: {cause}"
+        ) from None
+
+
+def check_args(args: argparse.Namespace) -> list[str]:
+    """Refuse unusable options before any conversation runs or any call is paid: a
+    ``--horizon`` or ``--n-boot`` below 1, a ``--concurrency`` below 1, a negative
+    ``--max-cost``, a file where the ``--out`` folder goes, a folder where the
+    ``--ledger`` goes, or an unknown figure format. Returns the figure formats."""
+    bounds = (("--horizon", args.horizon), ("--n-boot", args.n_boot),
+              ("--concurrency", args.concurrency))  # fmt: skip
+    for flag, value in bounds:
+        if value < 1:
+            raise EvalkitError(f"{flag} {value}: must be a whole number of at least 1")
+    if args.max_cost is not None and not args.max_cost >= 0:
+        raise EvalkitError(f"--max-cost {args.max_cost}: must be a number of dollars, 0 or more")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise EvalkitError(f"--out {args.out}: is a file; --out names a folder for the study")
+    if Path(args.ledger).is_dir():
+        raise EvalkitError(f"--ledger {args.ledger}: is a folder; --ledger names a SQLite file")
+    return _formats(args.formats)
+
+
 def _networked(spec: str) -> bool:
     return spec.split(":", 1)[0] in ("anthropic", "openai")
 
@@ -87,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         transcript_cases,
     )
 
+    formats = check_args(args)
     judge = _judge_api()
     catalogue = load(args.catalogue)
     cases = catalogue.split(args.split)
@@ -95,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     for spec, what in ((args.target, "target"), (args.judge, "judge")):
         if _networked(spec) and not args.yes:
             raise RunnerError(f"--{what} {spec} sends paid or remote calls; pass --yes")
-    system = Path(args.system_prompt).read_text(encoding="utf-8") if args.system_prompt else None
+    system = _read_system_prompt(args.system_prompt)
     store = Path(args.transcripts) if args.transcripts else default_transcripts_path(args.ledger)
     Path(args.ledger).parent.mkdir(parents=True, exist_ok=True)
     records = run_conversations(
@@ -124,7 +173,6 @@ def run(args: argparse.Namespace) -> int:
     per_turn = per_turn_events(judged, rebuilt, catalogue.resources, catalogue.constants.bins)
     per_turn["target"] = records["target"].iloc[0] if len(records) else args.target
     study = onset_study(per_turn, horizon=args.horizon, n_boot=args.n_boot, seed=args.seed)
-    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     paths = write_study(study, args.out, formats=formats)
     with pd.option_context("display.width", 140, "display.max_columns", 20):
         print(study.summary.to_string(index=False))

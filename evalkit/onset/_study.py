@@ -130,7 +130,11 @@ def onset_study(
     turns per event; ``rmst`` the restricted mean time to each event up to
     ``horizon``; ``early_risk`` ERDE_2 and F_latency (k_half 3) for acknowledgement
     and routing. ``summary`` has one row per event: cases with an onset, events,
-    censored share, KM median latency, median observed latency among events.
+    censored share, KM median latency, median observed latency among events, and
+    ``share_ending_at_onset_reply``: the share of the cases with an onset whose
+    conversation ends with the reply to the onset (no later reply), the same for every
+    event. A KM median of 0 replies says little when that share is large: those
+    conversations can show an event at the onset reply and nowhere else.
     """
     present = [e for e in events if e in per_turn.columns]
     ttes = {e: time_to_event(per_turn, e) for e in [e for e in EVENTS if e in per_turn.columns]}
@@ -139,6 +143,8 @@ def onset_study(
     if failed:
         notes.append(f"{failed} agent turn(s) without an ok judgement count as 'no event'")
     incidence, censored, within, rm, early, summary = [], [], [], [], [], []
+    followup = followup_lengths(per_turn)
+    ending_at_onset = int(followup.loc[followup["replies_after_onset"] == 0, "n_cases"].sum())
     for e in present:
         tte = ttes[e]
         for by in groupings:
@@ -167,6 +173,7 @@ def onset_study(
                     float(done["latency"].median()) if len(done) else np.nan
                 ),
                 "n_no_followup": int(tte["latency"].isna().sum()),
+                "share_ending_at_onset_reply": ending_at_onset / len(tte) if len(tte) else np.nan,
             }
         )
     for e in ("acknowledged", "routed"):
@@ -187,7 +194,7 @@ def onset_study(
         time_to_event=ttes,
         incidence=front(cat(incidence)),
         censoring=front(cat(censored)),
-        followup=followup_lengths(per_turn),
+        followup=followup,
         within=front(cat(within)),
         rmst=front(cat(rm)),
         false_alarms=false_alarms(per_turn),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -94,6 +95,15 @@ def study_parameter(text: str) -> tuple[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from evalkit.report._run import run_studies
 
+    # a file as --out, a folder as --ledger: refused before any notebook runs (they were
+    # an internal error, and a failed study after the whole run)
+    if args.out is not None and Path(args.out).is_file():
+        print(f"evalkit study: --out {args.out}: is a file; --out names a folder", file=sys.stderr)
+        return 2
+    if args.ledger is not None and Path(args.ledger).is_dir():
+        print(f"evalkit study: --ledger {args.ledger}: is a folder; name the ledger file",
+              file=sys.stderr)  # fmt: skip
+        return 2
     try:
         summary = run_studies(
             catalogue=args.catalogue,

@@ -314,7 +314,12 @@ def p_value(value: float | None) -> str:
 
 
 def recall_frame(recall: Mapping[str, Any] | None) -> pd.DataFrame:
-    """The recall check (ADR-0002) as quantity / value rows."""
+    """The recall check (ADR-0002) as quantity / value rows.
+
+    The rule of three (3/n, the 95% upper bound on a rate when *zero* events are seen in
+    n) is shown only when no false negative was seen: with misses it bounds nothing and
+    the exact upper bound above it is the number to read.
+    """
     if not recall:
         return pd.DataFrame(columns=["quantity", "value"])
     rows = [
@@ -325,8 +330,11 @@ def recall_frame(recall: Mapping[str, Any] | None) -> pd.DataFrame:
         ),
         ("Rows without a usable judge answer", _count(recall.get("unverified"))),
         ("95% upper bound of the miss rate", _rate(recall.get("miss_rate_upper_95"))),
-        ("Rule of three (≈ 3/n)", _rate(recall.get("rule_of_three_upper_95"))),
     ]
+    if recall.get("false_negatives") == 0:
+        rows.append(
+            ("Rule of three (≈ 3/n, zero misses)", _rate(recall.get("rule_of_three_upper_95")))
+        )
     return pd.DataFrame(rows, columns=["quantity", "value"])
 
 

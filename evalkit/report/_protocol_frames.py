@@ -51,7 +51,8 @@ def heldout_status(catalogue: Catalogue) -> HeldoutStatus:
     try:
         seal = assert_sealed(catalogue)
     except SealError as exc:
-        return HeldoutStatus(False, str(exc), seals)
+        said = str(exc) if statuses else f"held-out labels are not sealed: {exc}"
+        return HeldoutStatus(False, said, seals)
     if not catalogue.split("heldout"):
         return HeldoutStatus(False, "the catalogue holds no held-out cases", seals)
     return HeldoutStatus(

@@ -17,7 +17,7 @@ import pandas as pd
 
 from evalkit.gate import GateVerdict
 from evalkit.report._exploration import Exploration
-from evalkit.report._html import fmt, interval
+from evalkit.report._html import fmt, interval, is_missing, pct
 from evalkit.report._names import dimension_name
 
 HEADLINE_MIME = "application/vnd.evalkit.headline+json"
@@ -85,16 +85,23 @@ def construct_headline(agreement: pd.DataFrame, dimension: str) -> Headline:
 
 
 def onset_headline(summary: pd.DataFrame) -> Headline:
-    """Per event, the events seen among cases with an onset and the Kaplan–Meier median
-    latency (the ``summary`` frame of :func:`evalkit.onset.onset_study`)."""
-    lines = tuple(
-        (
-            str(r["event"]),
+    """Per event, the events seen among cases with an onset, the Kaplan–Meier median
+    latency and, beside it, the share of those conversations that end at the onset reply
+    (the ``summary`` frame of :func:`evalkit.onset.onset_study`): a median of 0 replies
+    reads differently when most conversations stop at the reply where it is measured.
+    A summary without that column (an older frame) gets the median alone."""
+
+    def line(r: Mapping[Any, Any]) -> str:
+        text = (
             f"{fmt(r['n_events'])} of {fmt(r['n_cases'])} cases · median latency "
-            f"{fmt(r['km_median_latency'], 1)} replies (KM)",
+            f"{fmt(r['km_median_latency'], 1)} replies (KM)"
         )
-        for r in summary.to_dict("records")
-    )
+        share = r.get("share_ending_at_onset_reply")
+        if share is None or is_missing(share):
+            return text
+        return f"{text} · {pct(share, 0)} of conversations end at the onset reply"
+
+    lines = tuple((str(r["event"]), line(r)) for r in summary.to_dict("records"))
     return Headline(DESCRIPTIVE, lines)
 
 

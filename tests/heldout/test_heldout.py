@@ -20,7 +20,8 @@ from evalkit.heldout import (
     verify_seals,
     write_template,
 )
-from tests.heldout.world import fill, template, with_heldout
+from tests.factory import build_mini_catalogue
+from tests.heldout.world import cli, fill, template, with_heldout
 
 
 def test_template_is_blind_and_blank(tmp_path: Path) -> None:
@@ -82,8 +83,20 @@ def test_invalid_bin_is_refused(tmp_path: Path) -> None:
 
 def test_unsealed_is_refused(tmp_path: Path) -> None:
     cat = with_heldout(tmp_path)
-    with pytest.raises(SealError, match="not sealed"):
+    with pytest.raises(SealError, match=r"no held-out seal recorded in .*heldout/seals\.json"):
         assert_sealed(cat)
+
+
+def test_unsealed_judge_run_says_not_sealed_once(tmp_path: Path) -> None:
+    """#30: the judge printed "held-out labels are not sealed: held-out labels are not
+    sealed: ..."; the seal's own message now names the registry instead."""
+    cat = with_heldout(tmp_path)
+    ledger = tmp_path / "l.sqlite"
+    run = cli("judge", "--catalogue", cat.root, "--judge", "baseline", "--split", "heldout",
+              "--ledger", ledger)  # fmt: skip
+    assert run.code == 2
+    assert run.err.count("not sealed") == 1 and "no held-out seal recorded in" in run.err
+    assert run.err.endswith("(ADR-0008)\n")
 
 
 def test_seal_after_judge_run_is_refused(tmp_path: Path) -> None:
@@ -162,3 +175,28 @@ def test_gate_on_the_heldout_split_end_to_end(tmp_path: Path) -> None:
     filled.write_text(filled.read_text().replace("owner", "someone else", 1))
     tampered = subprocess.run(gate, capture_output=True, text=True)
     assert tampered.returncode == 2 and "TAMPERED" in tampered.stderr
+
+
+@pytest.mark.parametrize(
+    ("registry", "said"),
+    [
+        ('{"schema": null, "seals": []}', "registry schema null, this evalkit reads"),
+        ('{"schema": "evalkit-heldout-seals/2", "seals": [null]}', "expected an object, got null"),
+        ('{"schema": "evalkit-heldout-seals/2", "seals": [{}]}', "seal #0: index: missing field"),
+    ],
+)
+def test_a_broken_registry_is_named_in_json_terms(tmp_path: Path, registry: str, said: str) -> None:
+    """#30: the registry is JSON: its null is quoted as null, never Python's None."""
+    cat = with_heldout(tmp_path)
+    (cat.root / "heldout").mkdir(exist_ok=True)
+    (cat.root / "heldout" / "seals.json").write_text(registry, encoding="utf-8")
+    run = cli("heldout", "--catalogue", cat.root, "verify")
+    assert run.code == 2 and said in run.err and "None" not in run.err
+
+
+def test_template_of_a_catalogue_without_heldout_cases_is_refused(tmp_path: Path) -> None:
+    """#30 hunt: it wrote an empty sheet (0 cases) into the catalogue and exited 0."""
+    root = build_mini_catalogue(tmp_path)
+    run = cli("heldout", "--catalogue", root, "template")
+    assert run.code == 2 and "no held-out case: nothing to label" in run.err
+    assert not (root / "heldout" / "template.csv").exists()

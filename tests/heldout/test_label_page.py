@@ -8,6 +8,7 @@ by the CLI, and ten markup payloads in the conversations stay text.
 from __future__ import annotations
 
 import csv
+import errno
 import json
 import re
 from pathlib import Path
@@ -134,6 +135,41 @@ def test_the_catalogues_own_guide_is_found_from_any_directory(
     run = cli("heldout", "--catalogue", REPO / "catalogues", "label-page", "--out", out)
     assert run.code == 0, run.err
     assert str(REPO / "catalogues" / "guide.md") in run.out and out.is_file()
+
+
+def test_a_full_disk_leaves_no_half_written_page_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#30: the page was left half-written on a full disk. Now it is written through a
+    temporary file and one rename: on ENOSPC the old page stays whole, no temporary file
+    remains, and the message says the disk is full (exit 2)."""
+    cat = with_heldout(tmp_path)
+    template(cat)
+    out = tmp_path / "page.html"
+    out.write_text("the page written yesterday")
+    real = Path.write_bytes
+
+    def full_disk(self: Path, data: bytes) -> int:
+        real(self, data[: len(data) // 2])  # half of it reaches the disk, then ENOSPC
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    run = cli("heldout", "--catalogue", cat.root, "label-page", "--out", out, "--guide", GUIDE)
+    assert run.code == 2
+    assert f"cannot write the label page {out}: the disk is full" in run.err
+    assert "nothing was written" in run.err
+    assert out.read_text() == "the page written yesterday"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".html") == ["page.html"]
+
+
+def test_a_folder_given_as_the_page_or_template_is_exit_2(tmp_path: Path) -> None:
+    """#30 hunt: ``--out`` naming a folder was an internal error (exit 3)."""
+    cat = with_heldout(tmp_path)
+    run = cli("heldout", "--catalogue", cat.root, "template", "--out", tmp_path)
+    assert run.code == 2 and f"blind template {tmp_path}: it is a folder" in run.err
+    template(cat)
+    run = cli("heldout", "--catalogue", cat.root, "label-page", "--out", tmp_path, "--guide", GUIDE)
+    assert run.code == 2 and f"label page {tmp_path}: it is a folder" in run.err
 
 
 def _bin_for(case_index: int, dim_index: int) -> int:
@@ -268,3 +304,12 @@ def test_label_every_case_by_keyboard_reload_export_seal_verify(tmp_path: Path) 
     got = {(lab.case_id, lab.dimension): lab.bin for lab in sealed_labels(cat)}
     assert got == expected
     assert {lab.labeler for lab in sealed_labels(cat)} == {"Owner, R."}
+
+
+def test_a_file_on_the_way_to_the_out_path_is_exit_2(tmp_path: Path) -> None:
+    """#30 hunt: ``--out FILE/x.csv`` (a file where a folder goes) was an internal error."""
+    cat = with_heldout(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine")
+    run = cli("heldout", "--catalogue", cat.root, "template", "--out", tmp_path / "notes.txt/x.csv")
+    assert run.code == 2
+    assert f"{tmp_path / 'notes.txt'} is a file, not a folder" in run.err

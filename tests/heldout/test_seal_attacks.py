@@ -472,3 +472,12 @@ def test_in_git_committed_seals_removed_from_the_registry_are_exposed(repo: Worl
     assert (
         verify.code == 2 and "seal #1" in verify.out and "is gone from the registry" in verify.out
     )
+
+
+def test_a_file_as_the_ledger_dir_is_refused_not_ignored(tmp_path: Path) -> None:
+    """#30 hunt: ``--ledger-dir FILE`` sealed with no ledger checked, without a word."""
+    world = fresh(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine")
+    run = world.seal(None, "--ledger-dir", tmp_path / "notes.txt")
+    assert run.code == 2 and "is a file; name the folder of ledgers" in run.err
+    assert not world.registry.exists()

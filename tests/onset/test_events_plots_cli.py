@@ -175,3 +175,33 @@ def test_cli_says_so_when_the_judge_is_missing(
     monkeypatch.setattr("evalkit.onset._cli.importlib.import_module", fake)
     argv = ["onset", "--catalogue", str(mini_catalogue), "--ledger", str(tmp_path / "l.sqlite")]
     assert main([*argv, "--out", str(tmp_path)]) == 2
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--horizon", "-1"], "--horizon -1: must be a whole number of at least 1"),
+        (["--n-boot", "0"], "--n-boot 0: must be a whole number of at least 1"),
+        (["--formats", "bmpx,png"], "--formats bmpx,png: bmpx: not a figure format"),
+        (["--system-prompt", "{tmp}/no.txt"], "--system-prompt {tmp}/no.txt: cannot read it"),
+        (["--system-prompt", "{tmp}/bin.txt"], "cannot read it as UTF-8 text"),
+        (["--out", "{tmp}/bin.txt"], "is a file; --out names a folder"),
+        (["--ledger", "{tmp}"], "is a folder; --ledger names a SQLite file"),
+    ],
+)
+def test_cli_refuses_unusable_options_before_running(
+    mini_catalogue: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    extra: list[str],
+    said: str,
+) -> None:
+    """#30 hunt: each of these was an internal error (exit 3), the formats one only after
+    the whole run; now exit 2 naming the option, before any conversation runs."""
+    (tmp_path / "bin.txt").write_bytes(b"\xff\xfe\x00")
+    argv = ["onset", "--catalogue", str(mini_catalogue), "--ledger", str(tmp_path / "l.sqlite")]
+    argv += ["--out", str(tmp_path / "out"), "--quiet"]
+    argv += [a.replace("{tmp}", str(tmp_path)) for a in extra]
+    assert main(argv) == 2
+    assert said.replace("{tmp}", str(tmp_path)) in capsys.readouterr().err
+    assert not (tmp_path / "l.transcripts.jsonl").exists() and not (tmp_path / "out").exists()

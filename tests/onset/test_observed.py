@@ -202,3 +202,21 @@ def test_study_puts_observed_share_beside_each_curve_and_charts_draw_it() -> Non
     fig = incidence_plot(study.curves("all"))
     dashed = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_linestyle() == "--"]
     assert len(dashed) == 3  # one observed-share line per event
+
+
+def test_onset_headline_says_how_many_conversations_end_at_the_onset_reply() -> None:
+    """#28: "median latency 0.0 replies" hid that most conversations end at the onset
+    reply. Worked by hand on the known frame: 7 cases with an onset, only c5 ends with
+    the onset reply (1/7 = 14%); routed in c1, c8 at latency 0, c2, c4 at 1, c7 at 2
+    (5 events); KM: S(0) = 5/7 (c5 censored at 0), S(1) = 5/7 * 2/4 < 0.5, median 1."""
+    from evalkit.report import onset_headline
+
+    study = onset_study(frame(), events=("routed",), groupings=(None,), horizon=2, n_boot=20)
+    row = study.summary.iloc[0]
+    assert row["share_ending_at_onset_reply"] == pytest.approx(1 / 7)
+    (line,) = onset_headline(study.summary).lines
+    assert line == (
+        "routed",
+        "5 of 7 cases · median latency 1.0 replies (KM) · "
+        "14% of conversations end at the onset reply",
+    )

@@ -345,3 +345,19 @@ def test_construct_caveat_only_for_the_baseline() -> None:
     assert "cannot reproduce" in rp.construct_caveat("baseline").html
     assert rp.construct_caveat("anthropic:claude-sonnet-4-5-20250929").html == ""
     assert rp.construct_caveat("replay").html == ""
+
+
+def test_study_refuses_a_file_as_out_and_a_folder_as_ledger_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#30 hunt: ``--out FILE`` was an internal error (exit 3) and ``--ledger FOLDER`` a
+    failed study (exit 1) after every notebook ran; both are exit 2 before any runs."""
+    from evalkit.cli import main
+
+    (tmp_path / "page.txt").write_text("x")
+    base = ["study", "--catalogue", str(tmp_path / "nothere")]
+    assert main([*base, "--out", str(tmp_path / "page.txt")]) == 2
+    assert "--out " + str(tmp_path / "page.txt") + ": is a file" in capsys.readouterr().err
+    assert main([*base, "--out", str(tmp_path / "r"), "--ledger", str(tmp_path)]) == 2
+    assert f"--ledger {tmp_path}: is a folder" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

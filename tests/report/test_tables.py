@@ -170,3 +170,20 @@ def test_agreement_table_fits_a_1400px_page_or_scrolls_in_its_box(
     assert narrow["page"] <= narrow["view"], narrow
     assert narrow["overflow"] == "auto" and narrow["scrolled"] > 0, narrow
     assert narrow["moved"] == pytest.approx(0, abs=1), narrow
+
+
+def test_rule_of_three_is_shown_only_with_zero_misses() -> None:
+    """#28: "rule of three 2.9%" was printed under 54 misses. 3/n bounds a rate only when
+    zero events are seen: 0 misses in 100 answered rows gives 3/100 = 3.0%; with 54 misses
+    in 103 the row is left out (the exact bound above it is the one to read)."""
+    from evalkit.report import recall_frame
+
+    none_missed = {"rows_checked": 100, "false_negatives": 0, "unverified": 0,
+                   "miss_rate_upper_95": 0.0362, "rule_of_three_upper_95": 3 / 100}  # fmt: skip
+    rows = dict(recall_frame(none_missed).itertuples(index=False))
+    assert rows["Rule of three (≈ 3/n, zero misses)"] == "3.0%"
+    missed = {**none_missed, "rows_checked": 103, "false_negatives": 54,
+              "miss_rate_upper_95": 0.62, "rule_of_three_upper_95": 3 / 103}  # fmt: skip
+    shown = recall_frame(missed)
+    assert not shown["quantity"].str.contains("three").any()
+    assert "2.9%" not in set(shown["value"])
