@@ -323,17 +323,17 @@ def write_import(
                 staging.file(ledger_path, text)
             staging.move()
             counts = unchanged or {"added": len(records)}
-        else:
-            staging.parents(ledger_path)
-            if not ledger_path.exists():  # a new ledger: removed, with its companions
-                for suffix in ("", "-wal", "-shm", "-journal"):
-                    staging.created(ledger_path.with_name(ledger_path.name + suffix))
+        elif ledger_path.exists():  # new rows, checked and written in one transaction
             with Ledger(ledger_path) as led:
                 counts = led.import_records(
                     records,
                     check=_refuse_changed(ledger_path, clean),
                     before_commit=staging.move,
                 )
+        else:  # a new ledger, built beside its place and linked there last
+            with Ledger(staging.new_file(ledger_path)) as led:
+                counts = led.import_records(records)
+            staging.move()
     except (OSError, LedgerError) as exc:
         raise _failed(exc, staging) from None
     except BaseException:

@@ -47,6 +47,7 @@ class _Move:
     staged: Path
     target: Path
     folder: bool
+    new: bool = False
     backup: Path | None = None
     was_empty_folder: bool = False
     done: bool = False
@@ -72,11 +73,19 @@ class Staging:
             folder.mkdir()
             self._made.append(folder)
 
-    def created(self, path: Path) -> None:
-        """Remember a file the caller makes in place (a new SQLite ledger), to remove on
-        :meth:`undo`; a path that exists now is never removed."""
-        if not path.exists():
-            self._created.append(path)
+    def new_file(self, target: Path) -> Path:
+        """A temporary path beside ``target`` for the caller to build a new file at (a
+        SQLite ledger, with its ``-wal``/``-shm`` companions, removed on :meth:`undo`).
+        :meth:`move` links it into place without replacing anything: should ``target``
+        have appeared meanwhile, ``FileExistsError``."""
+        self.parents(target)
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        staged = Path(name)
+        staged.unlink()  # the caller makes it
+        self._moves.append(_Move(staged, target, folder=False, new=True))
+        self._created += [staged.with_name(staged.name + s) for s in ("-wal", "-shm", "-journal")]
+        return staged
 
     def file(self, target: Path, text: str) -> None:
         """Stage ``text`` (UTF-8, line ends as given) to a temporary file beside
@@ -114,6 +123,21 @@ class Staging:
                     m.target.rmdir()
                     m.was_empty_folder = True
                 os.rename(m.staged, m.target)
+            elif m.new:
+                try:
+                    if m.target.exists():
+                        raise FileExistsError
+                    try:
+                        os.link(m.staged, m.target)
+                    except FileExistsError:
+                        raise
+                    except OSError:  # no hard links on this file system
+                        os.rename(m.staged, m.target)
+                except FileExistsError:
+                    raise FileExistsError(
+                        errno.EEXIST, "made by another process meanwhile", str(m.target)
+                    ) from None
+                m.staged.unlink(missing_ok=True)
             else:
                 if m.target.exists():
                     m.backup = m.staged.with_suffix(".bak")
@@ -140,6 +164,8 @@ class Staging:
                     m.target.unlink()
                 elif m.folder:
                     shutil.rmtree(m.staged, ignore_errors=True)
+                    if m.was_empty_folder and not m.target.exists():
+                        m.target.mkdir()
                 else:
                     if m.backup is not None and not m.target.exists():
                         os.replace(m.backup, m.target)  # renamed away, not yet replaced
