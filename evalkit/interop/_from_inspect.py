@@ -15,9 +15,15 @@ Before it writes anything, :func:`write_import` refuses (:class:`EvalkitError`, 
   folder (the catalogue would no longer load), the ledger or the catalogue inside the
   blind kit (labelers would see the judge's answers, or the sample metadata the
   provenance keeps), anything written inside the template catalogue;
+* an existing labeling kit whose files differ from the import's (:func:`kit_files`),
+  unless ``replace_kit`` (``--replace-kit``); an identical one is left alone;
 * a re-import that would change what the ledger records (:func:`check_ledger`): a ledger
   records one answer per request, so a corrected log goes into a new ledger. A re-import
-  of the same answers is a no-op.
+  of the same answers is a no-op. The check is made inside the ledger's write
+  transaction, so no other process can write between the check and the write.
+
+The write is all or nothing (:func:`write_import`; :mod:`evalkit.interop._staging`): a
+full disk at any stage leaves every file, and the ledger's rows, as they were.
 """
 
 from __future__ import annotations

@@ -89,7 +89,10 @@ class Staging:
 
     def file(self, target: Path, text: str) -> None:
         """Stage ``text`` (UTF-8, line ends as given) to a temporary file beside
-        ``target``, with ``target``'s permissions if it exists (else 0644)."""
+        ``target``, with ``target``'s permissions if it exists (else 0644). A folder at
+        ``target`` is an ``IsADirectoryError``, never moved aside."""
+        if target.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(target))
         self.parents(target)
         fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(fd)
@@ -186,7 +189,8 @@ class Staging:
         """Forget the undo: remove the backups (a backup left behind is harmless)."""
         for m in self._moves:
             if m.backup is not None:
-                m.backup.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    m.backup.unlink(missing_ok=True)
         self._moves, self._made, self._created = [], [], []
 
 

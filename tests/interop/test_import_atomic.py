@@ -219,7 +219,8 @@ def test_the_reimport_check_and_the_write_are_one_transaction(
     mgqa = [r for r in second.records if r["judge"].endswith("model_graded_qa")]
     other = next(r for r in mgqa if r["status"] == "ok")
     other = {**other, "status": "unparseable", "problem": "another answer", "results": []}
-    real_init, injected = Ledger.__init__, []
+    real_init = Ledger.__init__
+    injected: list[str | Path] = []
 
     def meanwhile(self: Ledger, path: str | Path, *, create: bool = True) -> None:
         real_init(self, path, create=create)
@@ -259,3 +260,16 @@ def test_export_labelstudio_writes_both_files_or_neither(
         "labelstudio-tasks.json",
         "labelstudio-config.xml",
     ]
+
+
+def test_export_csv_onto_a_folder_exits_2_and_moves_nothing(
+    mini_catalogue: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "keep.txt").write_text("mine", encoding="utf-8")
+    args = ["labels", "export-csv", "--catalogue", str(mini_catalogue), "--out", str(folder)]
+    assert main(args) == 2
+    assert "is a folder, not a file" in capsys.readouterr().err
+    assert _state(tmp_path / "out") == {"keep.txt": b"mine"}
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
