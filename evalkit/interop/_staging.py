@@ -56,8 +56,9 @@ class _Move:
 class Staging:
     """Files staged beside their targets, moved into place together, undone on failure.
 
-    Use: :meth:`file` and :meth:`folder` for each target, then :meth:`move`, then
-    :meth:`finish` once nothing can fail any more; on any exception call :meth:`undo`.
+    Use: :meth:`file`, :meth:`folder` or :meth:`new_file` for each target, then
+    :meth:`move`, then :meth:`finish` once nothing can fail any more; on any exception
+    call :meth:`undo`.
     Each method lets an ``OSError`` through (the caller names it).
     """
 
