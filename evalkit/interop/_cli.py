@@ -39,6 +39,11 @@ def register(subparsers: Any) -> None:
     ins.add_argument("--ledger", help="ledger to write (SQLite, or .jsonl for an export)")
     ins.add_argument("--labeling", help="folder of the labeling kit (default: <out>-labeling)")
     ins.add_argument("--epoch", type=int, default=1, help="the epoch to import (default 1)")
+    ins.add_argument(
+        "--replace-kit",
+        action="store_true",
+        help="overwrite the files of an existing labeling kit that differ from this import's",
+    )
     ins.set_defaults(func=run_inspect)
     ls = sub.add_parser("labelstudio", help="a Label Studio JSON export -> one label set each")
     ls.add_argument("export", help="Label Studio JSON export (a list of tasks)")
@@ -78,7 +83,9 @@ def run_inspect(args: argparse.Namespace) -> int:
         )
         for redaction in result.redactions:
             print(f"  {redaction}", file=sys.stderr)
-    written = write_import(result, ledger=args.ledger, labeling=args.labeling)
+    written = write_import(
+        result, ledger=args.ledger, labeling=args.labeling, replace_kit=args.replace_kit
+    )
     print(f"wrote catalogue {written['catalogue']} ({len(result.catalogue.cases)} cases)")
     counts = written["ledger_counts"]
     print(f"wrote ledger {written['ledger']} ({counts})")
@@ -95,7 +102,8 @@ def run_inspect(args: argparse.Namespace) -> int:
         print(f"not cases (no reply to score): {len(written['no_reply'])} sample(s): {ids}")
     if written["other_epochs"]:
         print(f"samples of other epochs not imported: {written['other_epochs']}")
-    print("labeling kit: " + ", ".join(str(p) for p in written["labeling"]))
+    kept = "" if written["labeling_written"] else " (already there, identical: unchanged)"
+    print("labeling kit: " + ", ".join(str(p) for p in written["labeling"]) + kept)
     print(
         "next: label the cases (evalkit import labelstudio|csv), ratify the constants "
         "(evalkit constants ratify --adr), then evalkit catalogue check and evalkit gate"

@@ -15,9 +15,15 @@ Before it writes anything, :func:`write_import` refuses (:class:`EvalkitError`, 
   folder (the catalogue would no longer load), the ledger or the catalogue inside the
   blind kit (labelers would see the judge's answers, or the sample metadata the
   provenance keeps), anything written inside the template catalogue;
+* an existing labeling kit whose files differ from the import's (:func:`kit_files`),
+  unless ``replace_kit`` (``--replace-kit``); an identical one is left alone;
 * a re-import that would change what the ledger records (:func:`check_ledger`): a ledger
   records one answer per request, so a corrected log goes into a new ledger. A re-import
-  of the same answers is a no-op.
+  of the same answers is a no-op. The check is made inside the ledger's write
+  transaction, so no other process can write between the check and the write.
+
+The write is all or nothing (:func:`write_import`; :mod:`evalkit.interop._staging`): a
+full disk at any stage leaves every file, and the ledger's rows, as they were.
 """
 
 from __future__ import annotations
@@ -25,21 +31,21 @@ from __future__ import annotations
 import json
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalkit.catalogue import Catalogue, load
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, LedgerError
 from evalkit.interop._inspect import InspectSamples, read_logs, sample_cases
 from evalkit.interop._judged import judge_name, scorer_records
-from evalkit.interop._labelstudio import write_labelstudio
+from evalkit.interop._labelstudio import labelstudio_files
 from evalkit.interop._long_csv import long_csv_template
 from evalkit.interop._mapping import ScoreMapping, load_mapping
 from evalkit.interop._redaction import Redaction, scrub_samples
-from evalkit.interop._scaffold import catalogue_files, imported_catalogue, write_files
-from evalkit.judge import import_jsonl
+from evalkit.interop._scaffold import catalogue_files, imported_catalogue
+from evalkit.interop._staging import Staging, disk_problem
 from evalkit.judge._ledger import Ledger, scrub_record
 from evalkit.judge._records import FINAL_STATUSES
 from evalkit.judge._validate import read_jsonl
@@ -192,6 +198,28 @@ def _check_export(ledger: Path, text: str, n: int) -> dict[str, int]:
     )
 
 
+def _refuse_changed(ledger: Path, clean: Sequence[dict[str, Any]]) -> Callable[..., None]:
+    """The re-import check of :func:`check_ledger`, given the rows the ledger holds."""
+
+    def check(old: dict[str, dict[str, Any]]) -> None:
+        held = [(old[r["request_key"]], r) for r in clean if r["request_key"] in old]
+        differ = [(o, r) for o, r in held if o["status"] in FINAL_STATUSES]
+        differ = [(o, r) for o, r in differ if _answer(o) != _answer(r)]
+        if not differ:
+            return
+        bins = sum(_bins(o) != _bins(r) for o, r in differ)
+        first = differ[0][1]
+        raise EvalkitError(
+            f"{ledger}: already records other answers to {len(differ)} of the {len(clean)} "
+            f"requests of this import ({bins} of them with other bins or status; the first: case "
+            f"{first['case_id']}, judge {first['judge']}). A ledger keeps the answer it "
+            "recorded first, so this import would keep the old ones. Import the corrected "
+            "log into a new ledger (--ledger NEW.sqlite); nothing was written"
+        )
+
+    return check
+
+
 def check_ledger(ledger: Path, records: Sequence[dict[str, Any]]) -> None:
     """Refuse a re-import that would change what the SQLite ``ledger`` records (module
     docstring).
@@ -203,7 +231,8 @@ def check_ledger(ledger: Path, records: Sequence[dict[str, Any]]) -> None:
     their bins or status) and what to do. The same answers from another copy or run of
     the log (another path, eval id or date) pass: the ledger keeps its first record of
     them. A missing ledger passes; a file that is not a ledger is a
-    :class:`~evalkit.errors.LedgerError`.
+    :class:`~evalkit.errors.LedgerError`. :func:`write_import` makes this same check
+    inside the transaction that writes the ledger.
     """
     if not ledger.exists():
         return
@@ -211,19 +240,40 @@ def check_ledger(ledger: Path, records: Sequence[dict[str, Any]]) -> None:
     clean = [scrub_record(r, s) for r in records]
     with Ledger(ledger, create=False) as led:
         old = {r["request_key"]: r for r in led.records([r["request_key"] for r in clean])}
-    held = [(old[r["request_key"]], r) for r in clean if r["request_key"] in old]
-    held = [(o, r) for o, r in held if o["status"] in FINAL_STATUSES]
-    differ = [(o, r) for o, r in held if _answer(o) != _answer(r)]
-    if differ:
-        bins = sum(_bins(o) != _bins(r) for o, r in differ)
-        first = differ[0][1]
+    _refuse_changed(ledger, clean)(old)
+
+
+def kit_files(catalogue: Catalogue, kit: Path, *, replace: bool = False) -> dict[Path, str]:
+    """The labeling kit's files that need writing (path -> text): those missing or
+    different. A kit file that exists and differs is refused (:class:`EvalkitError`,
+    naming each) unless ``replace``; an identical one is left alone."""
+    files = labelstudio_files(catalogue, kit)
+    files[kit / "labels-template.csv"] = long_csv_template(catalogue)
+    other = [p for p, t in files.items() if p.exists() and p.read_bytes() != t.encode("utf-8")]
+    if other and not replace:
         raise EvalkitError(
-            f"{ledger}: already records other answers to {len(differ)} of the {len(clean)} "
-            f"requests of this import ({bins} of them with other bins or status; the first: case "
-            f"{first['case_id']}, judge {first['judge']}). A ledger keeps the answer it "
-            "recorded first, so this import would keep the old ones. Import the corrected "
-            "log into a new ledger (--ledger NEW.sqlite); nothing was written"
+            f"--labeling {kit}: already holds a labeling kit that differs from this import's "
+            f"({', '.join(p.name for p in other)}); pass --replace-kit to overwrite it, or "
+            "choose another --labeling; nothing was written"
         )
+    return {p: t for p, t in files.items() if not p.exists() or p in other}
+
+
+def _failed(exc: BaseException, staging: Staging) -> EvalkitError:
+    """The error of an import that could not be written, once everything is put back."""
+    if isinstance(exc, OSError):
+        cause = disk_problem(exc)
+    elif "disk is full" in str(exc):  # SQLite's SQLITE_FULL, as a LedgerError
+        cause = f"the disk is full ({exc})"
+    else:
+        cause = str(exc)
+    failed = staging.undo()
+    kept = (
+        f"could not put back {', '.join(map(str, failed))}"
+        if failed
+        else "nothing was written or changed"
+    )
+    return EvalkitError(f"could not write the import: {cause}; {kept}")
 
 
 def write_import(
@@ -231,11 +281,23 @@ def write_import(
     *,
     ledger: str | Path | None = None,
     labeling: str | Path | None = None,
+    replace_kit: bool = False,
 ) -> dict[str, Any]:
     """Write the catalogue to ``result.catalogue.root`` (which must not exist or be empty),
     the records to ``ledger`` (SQLite, or a ``.jsonl`` export; default
     :func:`default_ledger`) and the labeling kit to ``labeling`` (default
     ``<catalogue>-labeling``). Returns what was written and the import's counts.
+
+    All or nothing. Every check comes first (paths, an existing kit that differs unless
+    ``replace_kit``, an existing JSONL export). Then everything is staged beside its
+    target (:class:`~evalkit.interop._staging.Staging`): the catalogue as a temporary
+    folder, the kit files and a JSONL export as temporary files. A SQLite ledger is
+    written last, in one transaction that checks it (:func:`check_ledger`, under the
+    write lock), adds the rows, moves the staged files into place and only then commits.
+    Any failure (``OSError``, a full disk in SQLite, a refused re-import) rolls the
+    transaction back and puts every file back: no catalogue folder, the kit and a JSONL
+    export as they were, a new ledger (and the folders made for it) removed, an existing
+    ledger with the rows it had. Raises :class:`EvalkitError` naming the problem.
     """
     root = result.catalogue.root
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
@@ -243,34 +305,57 @@ def write_import(
     ledger_path = Path(ledger) if ledger is not None else default_ledger(result.mapping)
     kit = Path(labeling) if labeling is not None else root.with_name(f"{root.name}-labeling")
     check_paths(root, kit, ledger_path, result.template)
-    with tempfile.TemporaryDirectory() as tmp:
-        export = Path(tmp) / "imported.jsonl"
-        export.write_text(_jsonl(result.records), encoding="utf-8")
-        # every line validated, and the ledger checked, before anything is written
-        records = read_jsonl(export, catalogue=result.catalogue)
-        s = scrubber()
-        text = _jsonl([scrub_record(r, s) for r in result.records])
-        unchanged: dict[str, int] = {}
-        if ledger_path.suffix == ".jsonl":
-            unchanged = _check_export(ledger_path, text, len(records))
-        else:
-            check_ledger(ledger_path, records)
-        write_files(root, catalogue_files(result.catalogue))
-        ledger_path.parent.mkdir(parents=True, exist_ok=True)
+    kit_texts = kit_files(result.catalogue, kit, replace=replace_kit)
+    s = scrubber()
+    text = _jsonl([scrub_record(r, s) for r in result.records])
+    try:
+        with tempfile.TemporaryDirectory() as tmp:  # every line validated first
+            export = Path(tmp) / "imported.jsonl"
+            export.write_text(_jsonl(result.records), encoding="utf-8")
+            records = read_jsonl(export, catalogue=result.catalogue)
+    except OSError as exc:
+        raise EvalkitError(f"could not validate the import: {disk_problem(exc)}") from None
+    clean = [scrub_record(r, s) for r in records]
+    unchanged: dict[str, int] = {}
+    if ledger_path.suffix == ".jsonl":
+        unchanged = _check_export(ledger_path, text, len(records))
+    staging = Staging()
+    try:
+        staging.folder(root, catalogue_files(result.catalogue))
+        for path, kit_text in kit_texts.items():
+            staging.file(path, kit_text)
         if ledger_path.suffix == ".jsonl":
             if not unchanged:
-                ledger_path.write_text(text, encoding="utf-8")
-            counts = unchanged or {"added": len(result.records)}
-        else:
-            counts = import_jsonl(ledger_path, export, catalogue=result.catalogue)
-    tasks, config = write_labelstudio(result.catalogue, kit)
-    template = kit / "labels-template.csv"
-    template.write_text(long_csv_template(result.catalogue), encoding="utf-8")
+                staging.file(ledger_path, text)
+            staging.move()
+            counts = unchanged or {"added": len(records)}
+        elif ledger_path.exists():  # new rows, checked and written in one transaction
+            with Ledger(ledger_path) as led:
+                counts = led.import_records(
+                    records,
+                    check=_refuse_changed(ledger_path, clean),
+                    before_commit=staging.move,
+                )
+        else:  # a new ledger, built beside its place and linked there last
+            with Ledger(staging.new_file(ledger_path)) as led:
+                counts = led.import_records(records)
+            staging.move()
+    except (OSError, LedgerError) as exc:
+        raise _failed(exc, staging) from None
+    except BaseException:
+        staging.undo()
+        raise
+    staging.finish()
     return {
         "catalogue": root,
         "ledger": ledger_path,
         "ledger_counts": counts,
-        "labeling": [tasks, config, template],
+        "labeling": [
+            kit / "labelstudio-tasks.json",
+            kit / "labelstudio-config.xml",
+            kit / "labels-template.csv",
+        ],
+        "labeling_written": sorted(kit_texts),
         "counts": result.counts(),
         "no_reply": [s.sample_id for s in result.samples.no_reply],
         "other_epochs": result.samples.other_epochs,

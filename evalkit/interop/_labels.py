@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +26,7 @@ from evalkit.catalogue._models import is_identifier
 from evalkit.errors import CatalogueError, EvalkitError, Problem
 from evalkit.heldout._template import applies
 from evalkit.interop._problems import ImportProblems
+from evalkit.interop._staging import write_all
 
 
 @dataclass(frozen=True)
@@ -156,45 +155,6 @@ def _people_on_disk(folder: Path) -> dict[str, Path]:
     return owners
 
 
-def _write_all(texts: Mapping[Path, str]) -> None:
-    """Write every file or none: each text to a temporary file beside its target (written
-    and synced), then every temporary renamed over its target (``os.replace``, atomic per
-    file within a folder). An ``OSError`` while writing (a full disk, a read-only folder)
-    removes the temporary files and raises :class:`EvalkitError`, no target changed. A
-    rename cannot run out of space; should one fail all the same, the error names the
-    files already replaced."""
-    temps: list[Path] = []
-    folder = next(iter(texts)).parent
-    try:
-        for path, text in texts.items():
-            fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            os.close(fd)
-            temps.append(Path(name))
-            os.chmod(name, path.stat().st_mode & 0o777 if path.exists() else 0o644)
-            Path(name).write_text(text, encoding="utf-8", newline="")
-            with open(name, "rb+") as handle:
-                os.fsync(handle.fileno())
-    except OSError as exc:
-        for tmp in temps:
-            tmp.unlink(missing_ok=True)
-        raise EvalkitError(
-            f"could not write the label files into {folder}: {exc.strerror or exc}; "
-            "no label file was written or changed"
-        ) from None
-    done: list[str] = []
-    try:
-        for tmp, path in zip(temps, texts, strict=True):
-            os.replace(tmp, path)
-            done.append(path.name)
-    except OSError as exc:
-        for tmp in temps:
-            tmp.unlink(missing_ok=True)
-        raise EvalkitError(
-            f"could not rename the label files into {folder}: {exc.strerror or exc}; "
-            f"replaced only {', '.join(done) or 'none'}: restore them from git"
-        ) from None
-
-
 def write_label_sets(
     root: Path, sets: Mapping[str, Sequence[Label]], *, replace: bool = False
 ) -> list[Path]:
@@ -227,5 +187,5 @@ def write_label_sets(
         )
     if paths:
         (root / "labels").mkdir(exist_ok=True)
-        _write_all({path: label_set_csv(sets[name]) for name, path in paths.items()})
+        write_all({path: label_set_csv(sets[name]) for name, path in paths.items()}, "label file")
     return list(paths.values())

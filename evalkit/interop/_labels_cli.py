@@ -49,11 +49,12 @@ def run_labelstudio(args: argparse.Namespace) -> int:
 def run_csv(args: argparse.Namespace) -> int:
     from evalkit.interop._labels import read_label_sets
     from evalkit.interop._long_csv import long_csv, long_csv_template
+    from evalkit.interop._staging import write_all
     from evalkit.interop._unlabelled import load_unlabelled
 
     catalogue = load_unlabelled(args.catalogue)
     text = long_csv_template(catalogue) if args.template else long_csv(read_label_sets(catalogue))
     out = Path(args.out)
-    out.write_text(text, encoding="utf-8")
+    write_all({out: text}, "CSV file")  # whole or not at all
     print(f"wrote {out} ({text.count(chr(10)) - 1} rows)")
     return 0

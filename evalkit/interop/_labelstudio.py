@@ -45,6 +45,7 @@ from evalkit.catalogue import Case, Catalogue, Label
 from evalkit.errors import Problem
 from evalkit.interop._labels import LabelRow, label_sets
 from evalkit.interop._problems import ImportProblems
+from evalkit.interop._staging import write_all
 from evalkit.judge._answer import AnswerError, loads_strict
 
 #: Name of the ``<Paragraphs>`` object the choices label.
@@ -291,13 +292,20 @@ def read_labelstudio_export(
     return LabelStudioImport(label_sets(rows, catalogue), cancelled)
 
 
+def labelstudio_files(catalogue: Catalogue, out: Path) -> dict[Path, str]:
+    """``out/labelstudio-tasks.json`` and ``out/labelstudio-config.xml``, with their texts."""
+    tasks = json.dumps(labelstudio_tasks(catalogue), ensure_ascii=False, indent=1) + "\n"
+    return {
+        out / "labelstudio-tasks.json": tasks,
+        out / "labelstudio-config.xml": labelstudio_config(catalogue),
+    }
+
+
 def write_labelstudio(catalogue: Catalogue, out: Path) -> tuple[Path, Path]:
-    """Write ``labelstudio-tasks.json`` and ``labelstudio-config.xml`` into ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    tasks, config = out / "labelstudio-tasks.json", out / "labelstudio-config.xml"
-    tasks.write_text(
-        json.dumps(labelstudio_tasks(catalogue), ensure_ascii=False, indent=1) + "\n",
-        encoding="utf-8",
-    )
-    config.write_text(labelstudio_config(catalogue), encoding="utf-8")
+    """Write ``labelstudio-tasks.json`` and ``labelstudio-config.xml`` into ``out``, both
+    or neither (:func:`~evalkit.interop._staging.write_all`: a full disk is an
+    :class:`EvalkitError` and leaves both as they were)."""
+    files = labelstudio_files(catalogue, out)
+    write_all(files, "Label Studio file")
+    tasks, config = files
     return tasks, config

@@ -103,11 +103,3 @@ def catalogue_files(catalogue: Catalogue) -> dict[str, str]:
     for locale, rows in by_locale.items():
         files[f"cases/calibration/{locale}/inspect.yaml"] = _dump({"cases": rows})
     return files
-
-
-def write_files(root: Path, files: dict[str, str]) -> None:
-    """Write ``files`` under ``root`` (folders made as needed)."""
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")

@@ -537,15 +537,31 @@ class Ledger:
         Returns counts: ``added``, ``identical`` (already present, same content),
         ``kept`` (a different final row was already present and was kept).
         """
-        return self._import(read_jsonl(path, catalogue=catalogue))
+        return self.import_records(read_jsonl(path, catalogue=catalogue))
 
     @_named_errors
-    def _import(self, records: Sequence[dict[str, Any]]) -> dict[str, int]:
-        """Write validated records in one transaction (see :meth:`import_jsonl`)."""
+    def import_records(
+        self,
+        records: Sequence[dict[str, Any]],
+        *,
+        check: Callable[[dict[str, dict[str, Any]]], None] | None = None,
+        before_commit: Callable[[], None] | None = None,
+    ) -> dict[str, int]:
+        """Write validated records in one transaction (see :meth:`import_jsonl`).
+
+        ``check`` is given the rows the ledger holds for these requests (by request key,
+        as :meth:`records` gives them), read inside the transaction, under the write lock:
+        no other process writes between what it sees and the write. It may raise to
+        write nothing. ``before_commit`` runs once the rows are written, just before the
+        commit, so a caller can make the commit its last step; should it raise, nothing
+        is written. Either exception goes through as raised."""
         counts = {"added": 0, "identical": 0, "kept": 0}
         s = scrubber()
         with self._tx() as db:
             present = {r["request_key"]: r for r in self.records()}
+            if check is not None:
+                keys = {r["request_key"] for r in records}
+                check({k: r for k, r in present.items() if k in keys})
             for rec in records:
                 clean = scrub_record(rec, s)
                 old = present.get(clean["request_key"])
@@ -555,6 +571,8 @@ class Ledger:
                 db.execute("DELETE FROM requests WHERE request_key = ?", (clean["request_key"],))
                 self._insert(db, clean, s)
                 counts["added"] += 1
+            if before_commit is not None:
+                before_commit()
         return counts
 
 
@@ -613,4 +631,4 @@ def import_jsonl(ledger: str | Path, path: str | Path, *, catalogue: Catalogue) 
     """
     records = read_jsonl(path, catalogue=catalogue)
     with Ledger(ledger) as led:
-        return led._import(records)
+        return led.import_records(records)
