@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.catalogue import Catalogue, load, read_labels
-from evalkit.errors import CatalogueError, EvalkitError, GateInputError
+from evalkit.errors import EvalkitError, GateInputError
 from evalkit.gate._ci_formats import remove_stale_reports, write_ci_reports
 from evalkit.gate._evaluate import evaluate
 from evalkit.gate._labels import label_history
@@ -53,7 +53,10 @@ def _labels(args: argparse.Namespace, catalogue: Catalogue) -> Any:
     by_id = {c.id: c for c in catalogue.cases}
     labels, problems = read_labels(Path(args.labels), by_id, catalogue.constants)
     if problems:
-        raise CatalogueError(problems)
+        raise GateInputError(
+            f"{len(problems)} problem(s) in the labels file {args.labels}:\n"
+            + "\n".join(f"  - {p}" for p in problems)
+        )
     return labels
 
 

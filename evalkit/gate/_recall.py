@@ -54,5 +54,6 @@ def recall_check(rows: pd.DataFrame, constants: FrozenConstants) -> dict[str, An
         "unverified": len(unverified),
         "unverified_cases": sorted(unverified["case_id"].astype(str)),
         "miss_rate_upper_95": miss_rate_upper_bound(len(missed), n),
-        "rule_of_three_upper_95": (3.0 / n) if n else None,
+        # 3/n bounds the miss rate only when no miss was seen (Hanley & Lippman-Hand 1983)
+        "rule_of_three_upper_95": (3.0 / n) if n and not len(missed) else None,
     }

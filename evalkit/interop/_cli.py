@@ -106,7 +106,8 @@ def run_inspect(args: argparse.Namespace) -> int:
     print("labeling kit: " + ", ".join(str(p) for p in written["labeling"]) + kept)
     print(
         "next: label the cases (evalkit import labelstudio|csv), ratify the constants "
-        "(evalkit constants ratify --adr), then evalkit catalogue check and evalkit gate"
+        f"(evalkit constants ratify --catalogue {written['catalogue']} --adr ADR.md), then "
+        "evalkit catalogue check and evalkit gate"
     )
     return 0
 

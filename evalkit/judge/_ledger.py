@@ -601,6 +601,8 @@ def load_ledger(path: str | Path, *, catalogue: Catalogue | None = None) -> pd.D
     p = Path(path)
     if not p.exists():
         raise LedgerError(f"{p}: no such ledger")
+    if p.is_dir():
+        raise LedgerError(f"{p}: a folder, not a ledger (give the .sqlite file or a .jsonl)")
     if p.suffix == ".jsonl":
         if is_record_jsonl(p):
             return records_frame(read_jsonl(p, catalogue=catalogue))

@@ -178,3 +178,30 @@ def test_outside_git_the_gate_says_it_cannot_tell(
         load_ledger(path), cat.labels, cat, n_resamples=50, label_history=label_history(cat)
     )
     assert verdict.passed and "labels_timing_unknown" in _codes(verdict, "note")
+
+
+def test_a_folder_as_the_ledger_and_a_bad_labels_file_are_named(
+    world: tuple[Catalogue, pd.DataFrame], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cat, _ = world
+    base = ["gate", "--catalogue", str(cat.root)]
+    assert main([*base, "--ledger", str(tmp_path)]) == 2
+    assert "a folder, not a ledger" in capsys.readouterr().err
+    path = tmp_path / "ledger.sqlite"
+    record_ledger(cat, path)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("case_id,dimension,bin,labeler,note\nnope,self_harm,low,me,\n")
+    assert main([*base, "--ledger", str(path), "--labels", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"in the labels file {bad}" in err and "in the catalogue" not in err
+
+
+def test_the_rule_of_three_is_given_only_with_no_miss(
+    world: tuple[Catalogue, pd.DataFrame],
+) -> None:
+    cat, oracle = world
+    clean = evaluate(oracle, cat.labels, cat, n_resamples=20).dimensions["self_harm"].recall
+    assert clean["false_negatives"] == 0 and clean["rule_of_three_upper_95"] is not None
+    missing = oracle.assign(bin=oracle["bin"].where(oracle["dimension"] != "self_harm", "low"))
+    recall = evaluate(missing, cat.labels, cat, n_resamples=20).dimensions["self_harm"].recall
+    assert recall["false_negatives"] > 0 and recall["rule_of_three_upper_95"] is None
