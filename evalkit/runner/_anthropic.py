@@ -23,6 +23,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from evalkit.judge._anthropic_http import BoundedAsyncClient
 from evalkit.judge._base import CHARS_PER_TOKEN
 from evalkit.runner._policy import Failure, retrying, scrub, target_traffic
 from evalkit.runner._types import (
@@ -104,7 +105,9 @@ class AnthropicTarget:
             self._client = anthropic.AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self._base_url,
-                http_client=self._http_client,
+                # the judge's bounded client: a target's reply is read within the same
+                # size and inflation limits as a judge's (evalkit.judge._bounds)
+                http_client=self._http_client or BoundedAsyncClient(timeout=self._timeout),
                 timeout=self._timeout,
                 max_retries=0,
             )
