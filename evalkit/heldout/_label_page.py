@@ -30,9 +30,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from evalkit._files import write_whole
 from evalkit.catalogue import Catalogue
 from evalkit.errors import CatalogueError, Problem, SealError
-from evalkit.heldout._files import write_whole
 from evalkit.heldout._registry import TEMPLATE, sheet_id
 from evalkit.heldout._template import (
     NOT_APPLICABLE,
@@ -244,7 +244,7 @@ def write_label_page(
     Writes nothing when either is unusable (a :class:`SealError` or
     :class:`CatalogueError`), or when the catalogue holds no held-out case (a
     :class:`CatalogueError`). The page is written whole or not at all
-    (:func:`~evalkit.heldout._files.write_whole`: a full disk leaves no half page).
+    (:func:`~evalkit._files.write_whole`: a full disk leaves no half page).
     Returns the path written.
     """
     if not catalogue.split("heldout"):

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from evalkit._files import write_whole
 from evalkit.catalogue import Catalogue
 from evalkit.errors import SealError
 from evalkit.heldout._chain import Seal
-from evalkit.heldout._files import write_whole
 
 REGISTRY = Path("heldout") / "seals.json"
 TEMPLATE = Path("heldout") / "template.csv"

@@ -14,9 +14,9 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
+from evalkit._files import write_whole
 from evalkit.catalogue import Case, Catalogue, Label
 from evalkit.errors import Problem
-from evalkit.heldout._files import write_whole
 
 NOT_APPLICABLE = "n/a"
 LABELER_COLUMN = "labeler"
@@ -85,7 +85,7 @@ def template_csv(catalogue: Catalogue, cases: Sequence[Case] | None = None) -> s
 
 def write_template(catalogue: Catalogue, out: str | Path) -> Path:
     """Write the blind template as UTF-8 with a byte-order mark (for spreadsheet apps),
-    whole or not at all (:func:`~evalkit.heldout._files.write_whole`)."""
+    whole or not at all (:func:`~evalkit._files.write_whole`)."""
     return write_whole(out, template_csv(catalogue).encode("utf-8-sig"), "blind template")
 
 

@@ -22,7 +22,7 @@ Before it writes anything, :func:`write_import` refuses (:class:`EvalkitError`, 
   of the same answers is a no-op. The check is made inside the ledger's write
   transaction, so no other process can write between the check and the write.
 
-The write is all or nothing (:func:`write_import`; :mod:`evalkit.interop._staging`): a
+The write is all or nothing (:func:`write_import`; :mod:`evalkit._files`): a
 full disk at any stage leaves every file, and the ledger's rows, as they were.
 """
 
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit._files import Staging, disk_problem
 from evalkit.catalogue import Catalogue, load
 from evalkit.errors import EvalkitError, LedgerError
 from evalkit.interop._inspect import InspectSamples, read_logs, sample_cases
@@ -45,7 +46,6 @@ from evalkit.interop._long_csv import long_csv_template
 from evalkit.interop._mapping import ScoreMapping, load_mapping
 from evalkit.interop._redaction import Redaction, scrub_samples
 from evalkit.interop._scaffold import catalogue_files, imported_catalogue
-from evalkit.interop._staging import Staging, disk_problem
 from evalkit.judge._ledger import Ledger, scrub_record
 from evalkit.judge._records import FINAL_STATUSES
 from evalkit.judge._validate import read_jsonl
@@ -290,7 +290,7 @@ def write_import(
 
     All or nothing. Every check comes first (paths, an existing kit that differs unless
     ``replace_kit``, an existing JSONL export). Then everything is staged beside its
-    target (:class:`~evalkit.interop._staging.Staging`): the catalogue as a temporary
+    target (:class:`~evalkit._files.Staging`): the catalogue as a temporary
     folder, the kit files and a JSONL export as temporary files. A SQLite ledger is
     written last, in one transaction that checks it (:func:`check_ledger`, under the
     write lock), adds the rows, moves the staged files into place and only then commits.

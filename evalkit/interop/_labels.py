@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalkit._files import write_all
 from evalkit.catalogue import LABEL_COLUMNS, Catalogue, Collector, Label, read_csv
 from evalkit.catalogue._consensus import labeler_identity
 from evalkit.catalogue._labels_io import hidden_characters, load_label_sets
@@ -26,7 +27,6 @@ from evalkit.catalogue._models import is_identifier
 from evalkit.errors import CatalogueError, EvalkitError, Problem
 from evalkit.heldout._template import applies
 from evalkit.interop._problems import ImportProblems
-from evalkit.interop._staging import write_all
 
 
 @dataclass(frozen=True)

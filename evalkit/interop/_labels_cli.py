@@ -47,9 +47,9 @@ def run_labelstudio(args: argparse.Namespace) -> int:
 
 
 def run_csv(args: argparse.Namespace) -> int:
+    from evalkit._files import write_all
     from evalkit.interop._labels import read_label_sets
     from evalkit.interop._long_csv import long_csv, long_csv_template
-    from evalkit.interop._staging import write_all
     from evalkit.interop._unlabelled import load_unlabelled
 
     catalogue = load_unlabelled(args.catalogue)

@@ -41,11 +41,11 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+from evalkit._files import write_all
 from evalkit.catalogue import Case, Catalogue, Label
 from evalkit.errors import Problem
 from evalkit.interop._labels import LabelRow, label_sets
 from evalkit.interop._problems import ImportProblems
-from evalkit.interop._staging import write_all
 from evalkit.judge._answer import AnswerError, loads_strict
 
 #: Name of the ``<Paragraphs>`` object the choices label.
@@ -303,7 +303,7 @@ def labelstudio_files(catalogue: Catalogue, out: Path) -> dict[Path, str]:
 
 def write_labelstudio(catalogue: Catalogue, out: Path) -> tuple[Path, Path]:
     """Write ``labelstudio-tasks.json`` and ``labelstudio-config.xml`` into ``out``, both
-    or neither (:func:`~evalkit.interop._staging.write_all`: a full disk is an
+    or neither (:func:`~evalkit._files.write_all`: a full disk is an
     :class:`EvalkitError` and leaves both as they were)."""
     files = labelstudio_files(catalogue, out)
     write_all(files, "Label Studio file")

@@ -1,4 +1,7 @@
-"""Writing several files all or none: each staged beside its target, then moved into place.
+"""Writing files whole or not at all: one concept for every command that writes.
+
+:func:`write_whole` writes one file through a temporary file beside it and one rename.
+For several files, all or none: each staged beside its target, then moved into place.
 
 A :class:`Staging` writes every file to a temporary file beside its target (written and
 synced), and a new folder whole to a temporary folder beside it; folders it has to make
@@ -221,3 +224,33 @@ def write_all(texts: Mapping[Path, str], what: str) -> None:
             f"could not write the {what}s into {folder}: {disk_problem(exc)}; {kept}"
         ) from None
     staging.finish()
+
+
+def write_whole(path: str | Path, data: bytes, what: str) -> Path:
+    """Write ``data`` to ``path`` through ``<stem>.writing<suffix>`` beside it and one
+    rename, so ``path`` is either its old self or the new file, never half of one.
+
+    The temporary name keeps the suffix, so a file written inside a catalogue folder
+    (``heldout/seals.writing.json``) is one the catalogue layout allows. On any failure
+    (a full disk, a folder where the file should be, no permission) the temporary file
+    is removed and an :class:`EvalkitError` names ``what``, the path and the cause
+    (:func:`disk_problem`); ``path`` is left as it was. Returns ``path``.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise EvalkitError(f"cannot write the {what} {target}: it is a folder; name a file")
+    blocking = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise EvalkitError(f"cannot write the {what} {target}: {blocking} is a file, not a folder")
+    tmp = target.with_name(f"{target.stem}.writing{target.suffix}")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # nothing to remove when the folder is not one
+            tmp.unlink(missing_ok=True)
+        raise EvalkitError(
+            f"cannot write the {what} {target}: {disk_problem(exc)}; nothing was written"
+        ) from None
+    return target
