@@ -40,7 +40,9 @@ Where things live (one concept per package; ``help(evalkit.<name>)`` says more):
 A first session: ``evalkit catalogue init my-catalogue``, then
 ``evalkit judge --catalogue my-catalogue --judge baseline ...``, ``evalkit gate`` and
 ``evalkit study --catalogue my-catalogue``. Importing ``evalkit`` imports none of these
-packages; import the one you need (``from evalkit.gate import pairs``).
+packages; import the one you need (``from evalkit.gate import pairs``). A package imports
+each of its names on first use (:mod:`evalkit._lazy`), so that import pulls in
+``evalkit.gate._pairs`` and what it needs, not the whole package.
 """
 
 from __future__ import annotations

@@ -2,7 +2,10 @@
 
 Each package that offers a subcommand has a private ``_cli.py`` with
 ``register(subparsers)``; the parser sets ``func`` to a callable taking the parsed
-arguments and returning the exit code. Exit codes are a contract:
+arguments and returning the exit code. Only the running command's ``_cli.py`` is
+imported, and it imports its machinery (pandas, the statistics) inside its run
+functions, so ``--help`` and a usage error import no heavy library
+(``benchmarks/bench_startup.py``). Exit codes are a contract:
 
 - 0: success, or the gate passes;
 - 1: a failure the command was asked to find (a failed gate, a catalogue with problems);

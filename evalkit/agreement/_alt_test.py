@@ -51,7 +51,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import ttest_1samp
 
 from evalkit.agreement._inputs import is_missing
 from evalkit.agreement._results import NO_PAIRS, OK, TOO_FEW_PAIRS, _Record, jsonable
@@ -266,6 +265,8 @@ def alt_test(
     non-numeric value, ``epsilon`` outside [0, 1], ``q`` outside (0, 1), or minimums below 2.
     Formulas, tie handling and reference: see the module docstring.
     """
+    from scipy.stats import ttest_1samp  # slow to import: only when used
+
     _check_args(epsilon, q, min_humans_per_instance, min_instances_per_human)
     epsilon, q = float(epsilon), float(q)
     h = rater_labels(humans, "humans")

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.contingency_tables import SquareTable
 
 from evalkit.agreement._ac1 import ac1_from_table
 from evalkit.agreement._bp import bp_from_table
@@ -101,6 +100,8 @@ def square_table_tests(
     2 categories are used; ``"singular"`` when the Stuart–Maxwell covariance cannot be
     inverted (e.g. no off-diagonal counts, so the marginals are trivially equal).
     """
+    from statsmodels.stats.contingency_tables import SquareTable  # slow to import: only when used
+
     used = (table.sum(axis=0) + table.sum(axis=1)) > 0
     used_cats = tuple(c for c, u in zip(cats, used, strict=True) if u)
     if int(used.sum()) < 2:

@@ -32,7 +32,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from evalkit.agreement import _gwet_variance as gv
 from evalkit.agreement._inputs import as_matrix, check_categories, encode_matrix
@@ -82,6 +81,8 @@ def fleiss_kappa(data: Any, categories: Any, *, missing: str = "available") -> F
     References: Fleiss, J. L. (1971). Measuring nominal scale agreement among many raters.
     Psychological Bulletin 76:378–382.  Gwet (2014), ch. 5; irrCAC ``fleiss.kappa.raw``.
     """
+    from scipy import stats  # slow to import: only when used
+
     if missing not in MISSING:
         raise ValueError(f"unknown missing {missing!r}: use 'available' or 'listwise'")
     cats = check_categories(categories)

@@ -56,7 +56,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy import stats
 
 from evalkit.agreement._inputs import FloatArray, IntArray
 
@@ -86,6 +85,8 @@ def t_interval(
     value: float | None, se: float | None, n: int, level: float
 ) -> tuple[float | None, float | None]:
     """irrCAC's interval ``value ± t_{1-(1-level)/2, n-1} · se``, clipped to [-1, 1]."""
+    from scipy import stats  # slow to import: only when used
+
     if value is None or se is None or n < 2:
         return None, None
     t = float(stats.t.ppf(1.0 - (1.0 - level) / 2.0, n - 1))

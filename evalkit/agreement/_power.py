@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from evalkit.agreement._inputs import FloatArray
 from evalkit.agreement._kappa import kappa_parts, kappa_variance
@@ -107,6 +106,8 @@ def sample_size(
     proportion in the last category ("positive" when q = 2), the other q - 1 categories
     sharing 1 - p equally; or a full sequence of q marginal proportions.
     """
+    from scipy import stats  # slow to import: only when used
+
     if not -1.0 < float(kappa) < 1.0:
         raise ValueError(f"kappa must be strictly between -1 and 1, got {kappa!r}")
     if not float(half_width) > 0.0:
@@ -152,6 +153,8 @@ def gate_power(
     which kappa is undefined or 0 by construction (a constant rater) count as failures and
     in ``n_degenerate``.  When true_kappa < threshold, ``power`` is a false-pass rate.
     """
+    from scipy import stats  # slow to import: only when used
+
     if rule not in RULES:
         raise ValueError(f"unknown rule {rule!r}: use one of {list(RULES)}")
     if isinstance(n, bool) or int(n) != n or n < 2:

@@ -8,37 +8,72 @@ A catalogue holds several label sets (``Catalogue.label_sets``) and their consen
 ``docs/catalogue-format.md``.
 """
 
-# Last: the audit needs evalkit.routing, which imports the records above.
-from evalkit.catalogue._audit import AuditResult, audit
-from evalkit.catalogue._catalogue import Catalogue
-from evalkit.catalogue._check import (
-    labeler_agreement,
-    labeler_coverage,
-    near_duplicates,
-    summarize,
-)
-from evalkit.catalogue._collect import Collector, CsvRow, parse_yaml, read_csv
-from evalkit.catalogue._consensus import ConsensusRule, build_consensus
-from evalkit.catalogue._io import LABEL_COLUMNS, load, read_labels
-from evalkit.catalogue._models import (
-    CATALOGUE_MAX_TURNS,
-    GATED_STRATA,
-    IDEATION_STRATA,
-    MAX_TURNS,
-    PRESENT_SIGNALS,
-    AuditRule,
-    Case,
-    CaseDesign,
-    FrozenConstants,
-    GateRule,
-    Label,
-    LocaleResources,
-    Provenance,
-    Rubric,
-    RubricExample,
-    Source,
-    Turn,
-)
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evalkit.catalogue._audit import AuditResult, audit
+    from evalkit.catalogue._catalogue import Catalogue
+    from evalkit.catalogue._check import (
+        labeler_agreement,
+        labeler_coverage,
+        near_duplicates,
+        summarize,
+    )
+    from evalkit.catalogue._collect import Collector, CsvRow, parse_yaml, read_csv
+    from evalkit.catalogue._consensus import ConsensusRule, build_consensus
+    from evalkit.catalogue._io import LABEL_COLUMNS, load, read_labels
+    from evalkit.catalogue._models import (
+        CATALOGUE_MAX_TURNS,
+        GATED_STRATA,
+        IDEATION_STRATA,
+        MAX_TURNS,
+        PRESENT_SIGNALS,
+        AuditRule,
+        Case,
+        CaseDesign,
+        FrozenConstants,
+        GateRule,
+        Label,
+        LocaleResources,
+        Provenance,
+        Rubric,
+        RubricExample,
+        Source,
+        Turn,
+    )
+else:  # imported on first use, so that importing the package stays light
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "_audit": ["AuditResult", "audit"],
+            "_catalogue": ["Catalogue"],
+            "_check": ["labeler_agreement", "labeler_coverage", "near_duplicates", "summarize"],
+            "_collect": ["Collector", "CsvRow", "parse_yaml", "read_csv"],
+            "_consensus": ["ConsensusRule", "build_consensus"],
+            "_io": ["LABEL_COLUMNS", "load", "read_labels"],
+            "_models": [
+                "CATALOGUE_MAX_TURNS",
+                "GATED_STRATA",
+                "IDEATION_STRATA",
+                "MAX_TURNS",
+                "PRESENT_SIGNALS",
+                "AuditRule",
+                "Case",
+                "CaseDesign",
+                "FrozenConstants",
+                "GateRule",
+                "Label",
+                "LocaleResources",
+                "Provenance",
+                "Rubric",
+                "RubricExample",
+                "Source",
+                "Turn",
+            ],
+        },
+    )
 
 __all__ = [
     "CATALOGUE_MAX_TURNS",

@@ -5,14 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from evalkit.catalogue._check import near_duplicates, summarize
-from evalkit.catalogue._io import load
-from evalkit.catalogue._parity import rule_parity
 from evalkit.errors import CatalogueError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def register(subparsers: Any) -> None:
@@ -64,6 +62,13 @@ def run_init(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     """Print every problem and exit 1, or print the balance tables and exit 0; no catalogue
     folder at all is unusable input (exit 2), not a catalogue with problems."""
+    # Imported here, not at the top, so that ``evalkit catalogue --help`` starts fast.
+    import pandas as pd
+
+    from evalkit.catalogue._check import near_duplicates, summarize
+    from evalkit.catalogue._io import load
+    from evalkit.catalogue._parity import rule_parity
+
     try:
         catalogue = load(args.path)
     except CatalogueError as exc:
@@ -128,7 +133,10 @@ def run_audit(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
+    import pandas as pd
+
     from evalkit.catalogue._audit import audit
+    from evalkit.catalogue._io import load
 
     try:
         catalogue = load(args.path)

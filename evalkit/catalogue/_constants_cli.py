@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalkit.catalogue._io import load
-from evalkit.catalogue._ratify import append_ratification
 from evalkit.errors import CatalogueError
 
 
@@ -26,6 +24,8 @@ def register(subparsers: Any) -> None:
 
 def run_status(args: argparse.Namespace) -> int:
     """Exit 0 when ratified, 1 when not, 2 when the catalogue does not load."""
+    from evalkit.catalogue._io import load  # here, not at the top: ``--help`` starts fast
+
     try:
         catalogue = load(args.catalogue)
     except CatalogueError as exc:
@@ -38,6 +38,10 @@ def run_status(args: argparse.Namespace) -> int:
 
 def run_ratify(args: argparse.Namespace) -> int:
     """Append a ratification for the constants in force, citing ``--adr``."""
+    # Imported here, not at the top, so that ``evalkit constants --help`` starts fast.
+    from evalkit.catalogue._io import load
+    from evalkit.catalogue._ratify import append_ratification
+
     try:
         catalogue = load(args.catalogue)
     except CatalogueError as exc:

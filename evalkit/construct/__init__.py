@@ -14,9 +14,23 @@ ADR-0024):
   one call.
 """
 
-from evalkit.construct._compare import compare_versions, rubric_version, same_call_view
-from evalkit.construct._mutate import Mutant, MutationResult, mutants, mutate
-from evalkit.construct._rules import RuleDiff, diff_rules, rule_inventory
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evalkit.construct._compare import compare_versions, rubric_version, same_call_view
+    from evalkit.construct._mutate import Mutant, MutationResult, mutants, mutate
+    from evalkit.construct._rules import RuleDiff, diff_rules, rule_inventory
+else:  # imported on first use, so that importing the package stays light
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "_compare": ["compare_versions", "rubric_version", "same_call_view"],
+            "_mutate": ["Mutant", "MutationResult", "mutants", "mutate"],
+            "_rules": ["RuleDiff", "diff_rules", "rule_inventory"],
+        },
+    )
 
 __all__ = [
     "Mutant",

@@ -7,9 +7,6 @@ import json
 import sys
 from typing import Any, Literal
 
-import pandas as pd
-
-from evalkit.catalogue import load
 from evalkit.errors import CatalogueError, EvalkitError
 
 
@@ -57,6 +54,8 @@ def register(subparsers: Any) -> None:
 
 
 def _load(path: str) -> Any:
+    from evalkit.catalogue import load  # here, not at the top: ``--help`` starts fast
+
     try:
         return load(path)
     except CatalogueError as exc:
@@ -65,6 +64,8 @@ def _load(path: str) -> Any:
 
 def run_rules(args: argparse.Namespace) -> int:
     """Print the rule inventory; exit 0 (it describes, it does not judge)."""
+    import pandas as pd  # here, not at the top: ``--help`` starts fast
+
     from evalkit.construct._rules import inventory_frame, rule_inventory
 
     catalogue = _load(args.catalogue)

@@ -6,32 +6,64 @@ catalogue)`` is the frame of judge-versus-human pairs the gate reads (columns ``
 ``human`` and the case's metadata), accepted as is by every agreement function.
 """
 
-from evalkit.gate._advice import kappa_max, label_balance, rebalancing_advice
-from evalkit.gate._breakdown import breakdown
-from evalkit.gate._departures import (
-    departure_direction,
-    departures_by,
-    length_bias,
-    reply_lengths,
-)
-from evalkit.gate._evaluate import FAILED_STATUSES, evaluate
-from evalkit.gate._identity import judges_frame, select_judge
-from evalkit.gate._labels import LabelHistory, label_history
-from evalkit.gate._pairs import (
-    PAIR_COLUMNS,
-    complete_rows,
-    final_turn_rows,
-    gated_rows,
-    join_pairs,
-    kappa_pairs,
-    labels_frame,
-    pairs,
-    repeated_answers,
-    study_pairs,
-)
-from evalkit.gate._recall import miss_rate_upper_bound, recall_check
-from evalkit.gate._threshold import thin_bins
-from evalkit.gate._verdict import ADR, DimensionVerdict, GateVerdict, Reason
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evalkit.gate._advice import kappa_max, label_balance, rebalancing_advice
+    from evalkit.gate._breakdown import breakdown
+    from evalkit.gate._departures import (
+        departure_direction,
+        departures_by,
+        length_bias,
+        reply_lengths,
+    )
+    from evalkit.gate._evaluate import FAILED_STATUSES, evaluate
+    from evalkit.gate._identity import judges_frame, select_judge
+    from evalkit.gate._labels import LabelHistory, label_history
+    from evalkit.gate._pairs import (
+        PAIR_COLUMNS,
+        complete_rows,
+        final_turn_rows,
+        gated_rows,
+        join_pairs,
+        kappa_pairs,
+        labels_frame,
+        pairs,
+        repeated_answers,
+        study_pairs,
+    )
+    from evalkit.gate._recall import miss_rate_upper_bound, recall_check
+    from evalkit.gate._threshold import thin_bins
+    from evalkit.gate._verdict import ADR, DimensionVerdict, GateVerdict, Reason
+else:  # imported on first use, so that importing the package stays light
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "_advice": ["kappa_max", "label_balance", "rebalancing_advice"],
+            "_breakdown": ["breakdown"],
+            "_departures": ["departure_direction", "departures_by", "length_bias", "reply_lengths"],
+            "_evaluate": ["FAILED_STATUSES", "evaluate"],
+            "_identity": ["judges_frame", "select_judge"],
+            "_labels": ["LabelHistory", "label_history"],
+            "_pairs": [
+                "PAIR_COLUMNS",
+                "complete_rows",
+                "final_turn_rows",
+                "gated_rows",
+                "join_pairs",
+                "kappa_pairs",
+                "labels_frame",
+                "pairs",
+                "repeated_answers",
+                "study_pairs",
+            ],
+            "_recall": ["miss_rate_upper_bound", "recall_check"],
+            "_threshold": ["thin_bins"],
+            "_verdict": ["ADR", "DimensionVerdict", "GateVerdict", "Reason"],
+        },
+    )
 
 __all__ = [
     "ADR",

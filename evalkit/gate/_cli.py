@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalkit.catalogue import Catalogue, load, read_labels
 from evalkit.errors import EvalkitError, GateInputError
-from evalkit.gate._ci_formats import remove_stale_reports, write_ci_reports
-from evalkit.gate._evaluate import evaluate
-from evalkit.gate._labels import label_history
-from evalkit.gate._verdict import GateVerdict
+
+if TYPE_CHECKING:
+    from evalkit.catalogue import Catalogue
+    from evalkit.gate._verdict import GateVerdict
 
 
 def register(subparsers: Any) -> None:
@@ -50,6 +49,8 @@ def _labels(args: argparse.Namespace, catalogue: Catalogue) -> Any:
         return sealed_labels(catalogue, args.labels)
     if args.labels is None:
         return list(catalogue.labels)
+    from evalkit.catalogue import read_labels
+
     by_id = {c.id: c for c in catalogue.cases}
     labels, problems = read_labels(Path(args.labels), by_id, catalogue.constants)
     if problems:
@@ -125,6 +126,12 @@ def evidence_lines(evidence: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top, so that ``evalkit gate --help`` starts fast.
+    from evalkit.catalogue import load
+    from evalkit.gate._ci_formats import remove_stale_reports, write_ci_reports
+    from evalkit.gate._evaluate import evaluate
+    from evalkit.gate._labels import label_history
+
     # A report left by an earlier run must not pass for this run's when this one has no
     # verdict (exit 2 or 3): remove it first, write the new one only once there is a verdict.
     for path in remove_stale_reports(args.junit, args.markdown):

@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest, norm
 
 from evalkit.catalogue import Catalogue
 from evalkit.errors import GateInputError
@@ -51,6 +50,8 @@ LENGTH_MEASURES = ("departure_rate", "over_share")
 
 
 def _z(level: float) -> float:
+    from scipy.stats import norm  # slow to import: only when used
+
     if not 0 < level < 1:
         raise GateInputError(f"level: must lie in (0, 1), got {level}")
     return float(norm.ppf(0.5 + level / 2))
@@ -93,6 +94,8 @@ def newcombe_difference(
 
 def sign_test(over: int, under: int) -> float:
     """Exact two-sided sign test of ``over`` against ``under`` (NaN when both are 0)."""
+    from scipy.stats import binomtest  # slow to import: only when used
+
     if over + under == 0:
         return float("nan")
     return float(binomtest(over, over + under, 0.5).pvalue)

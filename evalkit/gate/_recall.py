@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from scipy import stats
 
 from evalkit.catalogue import IDEATION_STRATA, FrozenConstants
 
@@ -22,6 +21,8 @@ def miss_rate_upper_bound(misses: int, n: int, level: float = 0.95) -> float | N
     of three approximates as ``3/n`` at 95% (Hanley & Lippman-Hand 1983); otherwise the
     Clopper–Pearson upper limit. None when ``n`` is 0.
     """
+    from scipy import stats  # slow to import: only when used
+
     if n <= 0:
         return None
     if misses >= n:

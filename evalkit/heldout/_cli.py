@@ -6,16 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from evalkit.catalogue import load
 from evalkit.errors import CatalogueError, LedgerError, Problem
-from evalkit.heldout._label_page import DEFAULT_GUIDE, write_label_page
-from evalkit.heldout._seal import seal_labels
-from evalkit.heldout._template import write_template
-from evalkit.heldout._verify import anchor_note, reseal_notes, verify_seals
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The commands' modules are imported in their ``run_*``, so ``--help`` starts fast.
 
 
 def register(subparsers: Any) -> None:
@@ -35,8 +33,8 @@ def register(subparsers: Any) -> None:
     page.add_argument(
         "--guide",
         metavar="GUIDE.md",
-        help=f"the labeling guide shown beside each case (default: the catalogue's own "
-        f"{DEFAULT_GUIDE})",
+        help="the labeling guide shown beside each case (default: the catalogue's own "
+        "guide.md)",  # _label_page.DEFAULT_GUIDE, not imported: it pulls in pandas
     )
     page.set_defaults(func=run_label_page)
     seal = sub.add_parser("seal", help="seal a filled label sheet before any judge run")
@@ -60,6 +58,9 @@ def register(subparsers: Any) -> None:
 
 
 def run_template(args: argparse.Namespace) -> int:
+    from evalkit.catalogue import load
+    from evalkit.heldout._template import write_template
+
     catalogue = load(args.catalogue)
     if not catalogue.split("heldout"):  # an empty sheet to seal would be a trap
         raise CatalogueError(
@@ -72,6 +73,9 @@ def run_template(args: argparse.Namespace) -> int:
 
 
 def run_label_page(args: argparse.Namespace) -> int:
+    from evalkit.catalogue import load
+    from evalkit.heldout._label_page import DEFAULT_GUIDE, write_label_page
+
     catalogue = load(args.catalogue)
     guide = args.guide if args.guide is not None else catalogue.root / DEFAULT_GUIDE
     path = write_label_page(catalogue, args.out, template=args.template, guide=guide)
@@ -104,6 +108,9 @@ def _ledgers(paths: list[str], folder: str) -> dict[str, pd.DataFrame]:
 
 
 def run_seal(args: argparse.Namespace) -> int:
+    from evalkit.catalogue import load
+    from evalkit.heldout._seal import seal_labels
+
     catalogue = load(args.catalogue)
     ledgers = _ledgers(args.ledger, args.ledger_dir)
     seal = seal_labels(catalogue, args.labels, ledgers=ledgers)
@@ -116,6 +123,9 @@ def run_seal(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    from evalkit.catalogue import load
+    from evalkit.heldout._verify import anchor_note, reseal_notes, verify_seals
+
     catalogue = load(args.catalogue)
     statuses = verify_seals(catalogue)
     if not statuses:

@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
-
-from evalkit.catalogue import load
 from evalkit.errors import JudgeError
-from evalkit.judge._ledger import Ledger, import_jsonl
-from evalkit.judge._run import Plan, judge_cases
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalkit.judge._plan import Plan
 
 
 def register(subparsers: Any) -> None:
@@ -224,6 +224,8 @@ def _batch_files(args: argparse.Namespace, catalogue: Any, cases: Any, dims: Any
 
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per dimension: requests by status and answered bins."""
+    import pandas as pd  # here, not at the top: ``evalkit judge --help`` starts fast
+
     if frame.empty:
         return pd.DataFrame()
     status = pd.crosstab(frame["dimension"], frame["status"])
@@ -233,6 +235,13 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top, so that ``evalkit judge --help`` starts fast.
+    import pandas as pd
+
+    from evalkit.catalogue import load
+    from evalkit.judge._ledger import Ledger, import_jsonl
+    from evalkit.judge._run import judge_cases
+
     catalogue = load(args.catalogue)
     if not catalogue.ratification.ratified:
         # The answers are recorded either way (they cost money); the gate will refuse them

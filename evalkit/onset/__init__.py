@@ -11,31 +11,67 @@ computes every table at once and :func:`write_study` writes tables and figures;
 ``evalkit onset`` runs the whole pipeline from the command line.
 """
 
-from evalkit.onset._early import early_risk_scores, latency_penalty, lc, penalty_rate
-from evalkit.onset._events import PER_TURN_COLUMNS, per_turn_events
-from evalkit.onset._km import (
-    bootstrap_incidence,
-    cumulative_incidence,
-    incidence_by,
-    recognition_within,
-    rmst,
-)
-from evalkit.onset._observed import (
-    censoring,
-    describe_censoring,
-    followup_lengths,
-    followup_note,
-    observed_within,
-)
-from evalkit.onset._plots import (
-    incidence_chart,
-    incidence_plot,
-    latency_histogram,
-    swimmer_caption,
-    swimmer_plot,
-)
-from evalkit.onset._study import OnsetStudy, onset_study, write_study
-from evalkit.onset._tte import EVENTS, events_table, false_alarms, persistence, time_to_event
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evalkit.onset._early import early_risk_scores, latency_penalty, lc, penalty_rate
+    from evalkit.onset._events import PER_TURN_COLUMNS, per_turn_events
+    from evalkit.onset._km import (
+        bootstrap_incidence,
+        cumulative_incidence,
+        incidence_by,
+        recognition_within,
+        rmst,
+    )
+    from evalkit.onset._observed import (
+        censoring,
+        describe_censoring,
+        followup_lengths,
+        followup_note,
+        observed_within,
+    )
+    from evalkit.onset._plots import (
+        incidence_chart,
+        incidence_plot,
+        latency_histogram,
+        swimmer_caption,
+        swimmer_plot,
+    )
+    from evalkit.onset._study import OnsetStudy, onset_study, write_study
+    from evalkit.onset._tte import EVENTS, events_table, false_alarms, persistence, time_to_event
+else:  # imported on first use, so that importing the package stays light
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "_early": ["early_risk_scores", "latency_penalty", "lc", "penalty_rate"],
+            "_events": ["PER_TURN_COLUMNS", "per_turn_events"],
+            "_km": [
+                "bootstrap_incidence",
+                "cumulative_incidence",
+                "incidence_by",
+                "recognition_within",
+                "rmst",
+            ],
+            "_observed": [
+                "censoring",
+                "describe_censoring",
+                "followup_lengths",
+                "followup_note",
+                "observed_within",
+            ],
+            "_plots": [
+                "incidence_chart",
+                "incidence_plot",
+                "latency_histogram",
+                "swimmer_caption",
+                "swimmer_plot",
+            ],
+            "_study": ["OnsetStudy", "onset_study", "write_study"],
+            "_tte": ["EVENTS", "events_table", "false_alarms", "persistence", "time_to_event"],
+        },
+    )
 
 __all__ = [
     "EVENTS",

@@ -24,13 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from evalkit.catalogue import load
 from evalkit.errors import EvalkitError
-from evalkit.onset._events import per_turn_events
-from evalkit.onset._observed import followup_note
-from evalkit.onset._study import onset_study, write_study
 
 DIMENSIONS = ("self_harm", "escalation")
 
@@ -128,6 +122,13 @@ def _networked(spec: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top, so that ``evalkit onset --help`` starts fast.
+    import pandas as pd
+
+    from evalkit.catalogue import load
+    from evalkit.onset._events import per_turn_events
+    from evalkit.onset._observed import followup_note
+    from evalkit.onset._study import onset_study, write_study
     from evalkit.runner import (
         RunnerError,
         default_transcripts_path,

@@ -19,8 +19,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import beta, norm
-from statsmodels.duration.survfunc import SurvfuncRight
 
 from evalkit.onset._tte import _groups
 
@@ -75,6 +73,10 @@ def cumulative_incidence(
     ``n_censored`` (censored at ``t``). With no usable case, incidence and bounds are
     NaN. Raises ``ValueError`` for a negative horizon or an unknown ``ci``.
     """
+    # Slow to import: only when used.
+    from scipy.stats import beta, norm
+    from statsmodels.duration.survfunc import SurvfuncRight
+
     if horizon < 0:
         raise ValueError(f"horizon must be >= 0, got {horizon}")
     if ci not in ("log-log", "hall-wellner"):

@@ -15,19 +15,43 @@ Frames: ``pool`` has ``judge`` (a bin) and any stratum columns; ``labelled`` has
 ``judge`` and ``human``. Results are tidy frames with :data:`RESULT_COLUMNS`.
 """
 
-from evalkit.prevalence._corrected import MISSED, corrected_prevalence, missed_share
-from evalkit.prevalence._frames import (
-    ESTIMATORS,
-    RESULT_COLUMNS,
-    STRATUM_SEPARATOR,
-    PrevalenceInputError,
-)
-from evalkit.prevalence._inversion import MAX_CONDITION, invert_confusion
-from evalkit.prevalence._naive import wilson_interval
-from evalkit.prevalence._plan import expected_widths, inclusion_probabilities, plan_labels
-from evalkit.prevalence._ppi import ppi_bins, ppi_lambda, ppi_mean
-from evalkit.prevalence._sources import judges, same_judge
-from evalkit.prevalence._weighted import planned_prevalence, weighted_difference
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evalkit.prevalence._corrected import MISSED, corrected_prevalence, missed_share
+    from evalkit.prevalence._frames import (
+        ESTIMATORS,
+        RESULT_COLUMNS,
+        STRATUM_SEPARATOR,
+        PrevalenceInputError,
+    )
+    from evalkit.prevalence._inversion import MAX_CONDITION, invert_confusion
+    from evalkit.prevalence._naive import wilson_interval
+    from evalkit.prevalence._plan import expected_widths, inclusion_probabilities, plan_labels
+    from evalkit.prevalence._ppi import ppi_bins, ppi_lambda, ppi_mean
+    from evalkit.prevalence._sources import judges, same_judge
+    from evalkit.prevalence._weighted import planned_prevalence, weighted_difference
+else:  # imported on first use, so that importing the package stays light
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "_corrected": ["MISSED", "corrected_prevalence", "missed_share"],
+            "_frames": [
+                "ESTIMATORS",
+                "RESULT_COLUMNS",
+                "STRATUM_SEPARATOR",
+                "PrevalenceInputError",
+            ],
+            "_inversion": ["MAX_CONDITION", "invert_confusion"],
+            "_naive": ["wilson_interval"],
+            "_plan": ["expected_widths", "inclusion_probabilities", "plan_labels"],
+            "_ppi": ["ppi_bins", "ppi_lambda", "ppi_mean"],
+            "_sources": ["judges", "same_judge"],
+            "_weighted": ["planned_prevalence", "weighted_difference"],
+        },
+    )
 
 __all__ = [
     "ESTIMATORS",

@@ -18,17 +18,17 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from evalkit.catalogue import PRESENT_SIGNALS, Catalogue, load, read_labels
 from evalkit.errors import CatalogueError, EvalkitError
-from evalkit.prevalence._corrected import corrected_prevalence, missed_share
-from evalkit.prevalence._frames import PrevalenceInputError
-from evalkit.prevalence._plan import SELECTED, expected_widths, plan_labels
-from evalkit.prevalence._sources import same_judge
-from evalkit.prevalence._weighted import INCLUSION
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalkit.catalogue import Catalogue
+
+# The machinery (pandas, the catalogue, the estimators) is imported in the functions that
+# use it, so that ``evalkit prevalence --help`` starts fast.
 
 #: Columns of the pool and labelled frames the CLI builds (``by`` columns come from here).
 STRATUM_COLUMNS = ("locale", "stratum", "template_family")
@@ -69,6 +69,8 @@ def _common(parser: argparse.ArgumentParser, *, required: bool) -> None:
 def _labels(args: argparse.Namespace, catalogue: Catalogue) -> Any:
     if args.labels is None:
         return list(catalogue.labels)
+    from evalkit.catalogue import read_labels
+
     by_id = {c.id: c for c in catalogue.cases}
     labels, problems = read_labels(Path(args.labels), by_id, catalogue.constants)
     if problems:
@@ -77,6 +79,8 @@ def _labels(args: argparse.Namespace, catalogue: Catalogue) -> Any:
 
 
 def _dimensions(args: argparse.Namespace, catalogue: Catalogue) -> list[str]:
+    from evalkit.prevalence._frames import PrevalenceInputError
+
     gated = list(catalogue.constants.gated_dimensions)
     if args.dimension is None:
         return gated
@@ -90,6 +94,7 @@ def _pairs(
 ) -> pd.DataFrame:
     """Pairs of a ledger frame as the gate reads them (:func:`evalkit.gate.pairs`), gated
     strata, all splits, judged cases only, with the case's signal presence (``present``)."""
+    from evalkit.catalogue import PRESENT_SIGNALS
     from evalkit.gate import pairs
 
     frame = pairs(ledger, catalogue, split=None, dimension=dims, labels=labels)
@@ -103,6 +108,7 @@ def _frames(
     args: argparse.Namespace, catalogue: Catalogue, dims: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     from evalkit.judge import load_ledger
+    from evalkit.prevalence._sources import same_judge
 
     labels = _labels(args, catalogue)
     pool_ledger = load_ledger(args.ledger, catalogue=catalogue)  # validated: evidence
@@ -135,6 +141,10 @@ def prevalence_table(
 ) -> pd.DataFrame:
     """:func:`corrected_prevalence` per dimension (and the self-harm "missed" share),
     with a ``dimension`` column first."""
+    import pandas as pd
+
+    from evalkit.prevalence._corrected import corrected_prevalence, missed_share
+
     tables = []
     for dim in dims:
         p, lab = pool[pool["dimension"] == dim], labelled[labelled["dimension"] == dim]
@@ -176,6 +186,9 @@ def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from evalkit.catalogue import load
+    from evalkit.prevalence._frames import PrevalenceInputError
+
     if args.ledger is None or args.labelled is None:
         print(
             "evalkit prevalence: unusable input: --ledger and --labelled are required",
@@ -223,7 +236,11 @@ def sidecar_path(out: str | Path) -> Path:
 
 
 def run_plan(args: argparse.Namespace) -> int:
+    from evalkit.catalogue import load
     from evalkit.heldout import template_csv
+    from evalkit.prevalence._frames import PrevalenceInputError
+    from evalkit.prevalence._plan import SELECTED, expected_widths, plan_labels
+    from evalkit.prevalence._weighted import INCLUSION
 
     try:
         catalogue = load(args.catalogue)

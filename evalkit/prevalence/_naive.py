@@ -12,11 +12,12 @@ only when the judge is unbiased for that bin. ``labels_only`` ignores the pool.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
 
 def z_value(level: float) -> float:
     """The two-sided normal quantile of a confidence ``level`` in (0, 1)."""
+    from scipy.stats import norm  # slow to import: only when used
+
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level}")
     return float(norm.ppf(0.5 + level / 2))

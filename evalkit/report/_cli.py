@@ -7,10 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from evalkit.catalogue._collect import parse_yaml
-
 
 def register(subparsers: Any) -> None:
     study = subparsers.add_parser(
@@ -82,6 +78,10 @@ def study_parameter(text: str) -> tuple[str, Any]:
     """``NAME=VALUE`` as ``(name, value)``, the value parsed as YAML (``500`` → 500,
     ``[a, b]`` → a list, ``yes`` → True; an empty value is ``None``). An argparse type:
     a malformed pair or unparseable YAML exits 2."""
+    import yaml  # with the strict loader below: here, so that ``--help`` starts fast
+
+    from evalkit.catalogue._collect import parse_yaml
+
     name, sep, value = text.partition("=")
     if not sep or not name.strip().isidentifier():
         raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=VALUE, e.g. n_resamples=500")
