@@ -81,11 +81,14 @@ lock: setup
 	  --python-version 3.11 -o requirements.lock
 
 ## JupyterLab for interactive work on 127.0.0.1 (installed if missing; not part of the lock).
+## It opens in workspace/ (created if missing, git-ignored: copy a study there with
+## `evalkit notebook new STUDY`), never on the tracked templates in notebooks/.
 ## It prints the URL with its token; --allow-root only when run as root; LAB_PORT=8888.
 LAB_PORT ?= 8888
 lab: setup
 	@$(BIN)/python -c "import jupyterlab" 2>/dev/null || $(BIN)/python -m pip install -q "jupyterlab>=4.2"
-	EVALKIT_PROJECT=$(CURDIR) $(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --no-browser $$(test "$$(id -u)" = 0 && echo --allow-root)
+	@mkdir -p workspace
+	EVALKIT_PROJECT=$(CURDIR) $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR)/workspace --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --no-browser $$(test "$$(id -u)" = 0 && echo --allow-root)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -41,6 +41,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "onset": ("evalkit.onset._cli", "run the onset-turn study"),
     "construct": ("evalkit.construct._cli", "the rules of each construct; rubric diffs"),
     "study": ("evalkit.report._cli", "execute the study notebooks and render reports/"),
+    "notebook": ("evalkit.report._notebook_cli", "copy a study notebook into the workspace"),
     "prevalence": ("evalkit.prevalence._cli", "corrected share of each bin; which cases to label"),
     "import": ("evalkit.interop._cli", "bring Inspect AI logs and labeling-tool labels in"),
     "labels": ("evalkit.interop._labels_cli", "export blind label tasks and label sets"),

@@ -3,7 +3,8 @@
 The studies' parameters (``catalogue = "catalogues"``, ``ledger = "ledgers/..."``) are
 relative to the project root, which is the working directory of ``evalkit study`` and of
 ``papermill`` run from the root. JupyterLab starts a notebook's kernel in the notebook's
-own folder (``notebooks/``), where those paths do not exist.
+own folder (``notebooks/``, or the workspace ``workspace/``), where those paths do not
+exist.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ def work_from_project_root() -> Path:
     working directory.
 
     The root is ``$EVALKIT_PROJECT`` when set (``make lab`` sets it), else the parent of
-    a working directory named ``notebooks`` that sits beside a ``pyproject.toml`` (a
-    kernel JupyterLab started next to the study notebooks). Anywhere else, nothing
+    a working directory named ``notebooks`` or ``workspace`` that sits beside a
+    ``pyproject.toml`` (a kernel JupyterLab started next to the study notebooks or their
+    workspace copies). Anywhere else, nothing
     changes: papermill and ``evalkit study`` keep the directory they were run from.
     A ``$EVALKIT_PROJECT`` that is not a directory raises ``NotADirectoryError``.
     """
@@ -31,7 +33,7 @@ def work_from_project_root() -> Path:
         root = Path(given)
         if not root.is_dir():
             raise NotADirectoryError(f"${PROJECT_ENV} is not a directory: {given}")
-    elif here.name == "notebooks" and (here.parent / "pyproject.toml").is_file():
+    elif here.name in ("notebooks", "workspace") and (here.parent / "pyproject.toml").is_file():
         root = here.parent
     else:
         return here

@@ -60,6 +60,16 @@ def test_make_lab_binds_localhost_and_allows_root_only_as_root() -> None:
     assert flags == ("--allow-root" if os.getuid() == 0 else "")
 
 
+def test_make_lab_opens_in_the_workspace_and_creates_it() -> None:
+    printed = subprocess.run(
+        ["make", "-s", "-n", "lab", f"BIN={REPO / '.venv' / 'bin'}"],
+        cwd=REPO, capture_output=True, text=True, check=True, timeout=60,
+    ).stdout  # fmt: skip
+    assert "mkdir -p workspace" in printed
+    assert f"--ServerApp.root_dir={REPO}/workspace" in _lab_command(8899)
+    assert f"EVALKIT_PROJECT={REPO}" in _lab_command(8899)  # the studies find catalogues/
+
+
 CHARTS = """
 import pandas as pd
 import evalkit.report as rp
@@ -95,8 +105,12 @@ def test_lab_opens_a_study_notebook_as_a_notebook(tmp_path: Path) -> None:
     _executed_charts(tmp_path / "charts.ipynb")
     port = _free_port()
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"), "HOME": str(tmp_path)}
+    # make lab opens in the repo's workspace/; here, in the scratch folder instead
+    line = re.sub(
+        r"--ServerApp\.root_dir=\S+", f"--ServerApp.root_dir={tmp_path}", _lab_command(port)
+    )
     proc = subprocess.Popen(
-        ["bash", "-c", _lab_command(port)],
+        ["bash", "-c", line],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

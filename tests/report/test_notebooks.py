@@ -3,6 +3,12 @@ pairs, parameters papermill can list and set, runnable by papermill as they are.
 
 After editing a ``.py`` pair, bring its notebook along with
 ``jupytext --sync notebooks/*.py`` (every notebook is paired ``ipynb,py:percent``).
+
+Only the templates (one notebook per study in ``STUDIES``) are checked, and only their
+content: cells' source and tags, the parameters cell, no outputs. What JupyterLab
+rewrites on save (kernelspec, cell metadata) is not checked, and a researcher's own
+notebook in ``notebooks/`` is ignored; work belongs in the git-ignored ``workspace/``
+(``evalkit notebook new STUDY``).
 """
 
 from __future__ import annotations
@@ -22,30 +28,84 @@ from evalkit.report._render import stable_chart_ids
 from tests.report.world import build_world, seal_heldout
 
 REPO = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
-PAIRS = sorted((REPO / "notebooks").glob("*.py"))
+
+
+def templates(folder: Path) -> list[Path]:
+    """The shipped templates in ``folder``: one per study, whatever else a researcher
+    keeps beside them (their own notebooks, unpaired, are none of the suite's business)."""
+    return [folder / f"{s.name}.ipynb" for s in STUDIES]
+
+
+NOTEBOOKS = templates(REPO / "notebooks")
 PAPERMILL = Path(sys.executable).with_name("papermill")
 
 
-def test_every_study_and_every_py_pair_has_its_notebook() -> None:
-    stems = {p.stem for p in NOTEBOOKS}
-    assert {s.name for s in STUDIES} <= stems
-    assert {p.stem for p in PAIRS} == stems
+def _restore(path: Path) -> str:
+    """How to bring a template back, and where work belongs."""
+    return (
+        f"restore it with `git checkout notebooks/{path.name}` (and its .py); run and save "
+        f"studies on a copy in the git-ignored workspace: `evalkit notebook new {path.stem}`"
+    )
+
+
+def test_every_study_has_its_notebook_and_py_pair() -> None:
+    missing = [p.name for p in NOTEBOOKS if not p.is_file()]
+    missing += [p.with_suffix(".py").name for p in NOTEBOOKS if not p.with_suffix(".py").is_file()]
+    assert not missing, f"missing from notebooks/: {missing}"
+
+
+def test_a_researchers_own_notebook_beside_the_templates_is_ignored(tmp_path: Path) -> None:
+    nbformat.write(nbformat.v4.new_notebook(), tmp_path / "my_analysis.ipynb")  # no jupytext
+    assert tmp_path / "my_analysis.ipynb" not in templates(tmp_path)
+
+
+def template_problems(path: Path) -> list[str]:
+    """What is wrong with the content of template ``path``: outputs, a parameters cell
+    missing or doubled, a pairing dropped, cells that differ from the ``.py`` pair. Lab's
+    noise on save (kernelspec, metadata) is not a problem."""
+    nb = nbformat.read(path, as_version=4)
+    problems = []
+    run = [c for c in nb.cells if c.cell_type == "code" and (c.outputs or c.execution_count)]
+    if run:
+        problems.append(f"{path.name} holds outputs (saved after running it?): {_restore(path)}")
+    tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    if len(tagged) != 1:
+        problems.append(f"{path.name} has {len(tagged)} cells tagged 'parameters', not 1")
+    if nb.metadata.get("jupytext", {}).get("formats") != "ipynb,py:percent":
+        problems.append(f"{path.name} is no longer paired ipynb,py:percent: {_restore(path)}")
+    pair = jupytext.read(path.with_suffix(".py"), fmt="py:percent")
+    left = [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in nb.cells]
+    right = [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in pair.cells]
+    if left != right:
+        problems.append(f"{path.name} and its .py differ: run jupytext --sync {path.stem}.py")
+    return problems
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_matches_its_py_pair_and_holds_no_output(path: Path) -> None:
-    nb = nbformat.read(path, as_version=4)
-    assert nb.metadata["jupytext"]["formats"] == "ipynb,py:percent"
-    assert nb.metadata["kernelspec"]["name"] == "python3"
+    assert template_problems(path) == []
+
+
+def test_lab_noise_passes_and_outputs_fail_naming_the_fix(tmp_path: Path) -> None:
+    """A template saved from Lab: a new kernelspec and cell metadata pass; outputs fail
+    with the way back (a tracked file holding outputs is a mistake the suite catches)."""
+    src = NOTEBOOKS[0]
+    nb = nbformat.read(src, as_version=4)
+    nb.metadata["kernelspec"] = {"name": "evalkit-venv", "display_name": "evalkit (venv)"}
+    nb.metadata["language_info"] = {"name": "python", "version": "3.12.3"}
     for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None, cell.source[:60]
-    pair = jupytext.read(path.with_suffix(".py"), fmt="py:percent")
-    shipped = jupytext.read(path)
-    left = [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in shipped.cells]
-    right = [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in pair.cells]
-    assert left == right, f"{path.name} and its .py differ: run jupytext --sync {path.stem}.py"
+        cell.metadata["execution"] = {"iopub.status.busy": "2026-12-02T04:00:00Z"}
+    copy = tmp_path / src.name
+    nbformat.write(nb, copy)
+    copy.with_suffix(".py").write_text(src.with_suffix(".py").read_text())
+    assert template_problems(copy) == []
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    code.outputs = [nbformat.v4.new_output("stream", text="hello")]
+    code.execution_count = 1
+    nbformat.write(nb, copy)
+    (problem,) = template_problems(copy)
+    assert f"git checkout notebooks/{src.name}" in problem
+    assert f"evalkit notebook new {src.stem}" in problem
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

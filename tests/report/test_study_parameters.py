@@ -28,7 +28,8 @@ from evalkit.report._parameters import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+#: The shipped templates only: a researcher's own notebook in notebooks/ is not one.
+NOTEBOOKS = [REPO / "notebooks" / f"{s.name}.ipynb" for s in STUDIES]
 RESAMPLES = declaration("n_resamples", "int", "bootstrap resamples, in [1, 100000]")
 
 
