@@ -394,7 +394,7 @@ def test_missing_relative_folder_names_where_it_looked_and_the_way_out(
     assert f"from the working directory {here})" in message
     assert "run from the project root or pass the catalogue's path" in message
     assert "evalkit.report.work_from_project_root()" in message
-    with pytest.raises(CatalogueError, match="looked for .*nowhere\\); check the path"):
+    with pytest.raises(CatalogueError, match=r"looked for .*nowhere\); check the path"):
         load(tmp_path / "nowhere")
 
 
