@@ -13,6 +13,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,9 +44,11 @@ def test_worked_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.Monk
     assert len(blocks) >= 6
     namespace: dict[str, object] = {"__name__": "worked_example"}
     out = io.StringIO()
-    for number, block in enumerate(blocks, 1):
-        with contextlib.redirect_stdout(out):
-            exec(compile(block, f"{DOC.name} block {number}", "exec"), namespace)
+    # The doc sets a pandas display option; option_context puts it back afterwards.
+    with pd.option_context("display.width", pd.get_option("display.width")):
+        for number, block in enumerate(blocks, 1):
+            with contextlib.redirect_stdout(out):
+                exec(compile(block, f"{DOC.name} block {number}", "exec"), namespace)
     # The confusion table the doc shows is the one the session prints, orientation included.
     shown = re.search(r"^# (v3 →.*?)\nprint", text, re.DOTALL | re.MULTILINE)
     assert shown is not None
