@@ -45,6 +45,28 @@ def test_v1_against_v3_shows_the_construct_failure(tmp_path: Path) -> None:
     assert list(out["marginals"].index) == ["low", "partial", "high"]
 
 
+def test_confusion_rows_are_the_first_version_and_its_arrows_say_so(tmp_path: Path) -> None:
+    """#28: the axis arrows were reversed (``v1 →`` on the rows). Hand-made: v1 equals v3
+    except on two cases v3 puts low and v1 high, so only cell (v1 high, v3 low) is off the
+    diagonal; the rows are read down (``v1 ↓``), the columns across (``v3 →``)."""
+    cat, v3 = build(tmp_path / "catalogues", copies=1)
+    v1 = _as_v1(cat, v3)
+    sh = v1["dimension"] == "self_harm"
+    v1.loc[sh, "bin"] = v3.loc[sh, "bin"]
+    moved = sorted(v3.loc[sh & (v3["bin"] == "low"), "case_id"])[:2]
+    v1.loc[sh & v1["case_id"].isin(moved), "bin"] = "high"
+    confusion = compare_versions(v1, v3, cat, "self_harm")["confusion"]
+    assert (confusion.index.name, confusion.columns.name) == ("v1 ↓", "v3 →")
+    assert list(confusion.index) == list(confusion.columns) == ["low", "partial", "high"]
+    off_diagonal = {
+        (r, c): int(confusion.loc[r, c])
+        for r in confusion.index
+        for c in confusion.columns
+        if r != c and confusion.loc[r, c]
+    }
+    assert off_diagonal == {("high", "low"): 2}
+
+
 def test_versions_are_selected_by_rubric_not_by_name(tmp_path: Path) -> None:
     """One ledger holding both versions can be passed twice; a name without rows refuses."""
     cat, v3 = build(tmp_path / "catalogues", copies=2)

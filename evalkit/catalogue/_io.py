@@ -223,12 +223,18 @@ def _load_cases(
 
 
 def missing_folder(root: Path) -> str:
-    """Why ``root`` is not a catalogue folder, with the absolute path looked at (a relative
-    path is read from the working directory, the usual trap in a notebook)."""
+    """Why ``root`` is not a catalogue folder: the absolute path looked at, the working
+    directory a relative path was read from, and what to do (a relative path is read from
+    the working directory, the usual trap in a notebook started in ``notebooks/``)."""
     if root.exists():
         return f"not a folder ({root.resolve()}): a catalogue is a folder"
-    where = "" if root.is_absolute() else f" (looked for {root.resolve()} from {Path.cwd()})"
-    return f"catalogue folder not found{where}"
+    if root.is_absolute():
+        return f"catalogue folder not found (looked for {root}); check the path"
+    return (
+        f"catalogue folder not found (looked for {root.resolve()} from the working directory "
+        f"{Path.cwd()}); run from the project root or pass the catalogue's path (in a "
+        "notebook, call evalkit.report.work_from_project_root() first)"
+    )
 
 
 def load(path: str | Path = "catalogues") -> Catalogue:

@@ -97,7 +97,10 @@ def compare_versions(
     Returns frames:
 
     - ``confusion``: counts, rows = bin under ``names[0]``, columns = bin under ``names[1]``
-      (every frozen bin present), over every case both versions scored, all strata;
+      (every frozen bin present, in bin order), over every case both versions scored, all
+      strata; the axis names say so with their arrows (``v1 ↓`` names the rows, read down;
+      ``v3 →`` the columns, read across), so ``confusion.loc["high", "low"]`` counts the
+      cases ``names[0]`` put high and ``names[1]`` low;
     - ``by_stratum``: per stratum (all strata: diagnostic and canary cases show how a
       rubric moves them), n and the share of cases in each bin under each version,
       the share the humans labelled low, plus how many moved down, up, or stayed;
@@ -137,7 +140,7 @@ def compare_versions(
     confusion = (
         pd.crosstab(both[a], both[b])
         .reindex(index=bins, columns=bins, fill_value=0)
-        .rename_axis(index=f"{a} →", columns=f"{b} ↓")
+        .rename_axis(index=f"{a} ↓", columns=f"{b} →")
     )
     rank = {bin_: i for i, bin_ in enumerate(bins)}
     delta = both[b].map(rank) - both[a].map(rank)

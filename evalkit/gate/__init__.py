@@ -1,7 +1,11 @@
 """The relock gate over frozen constants, and the construct tools beside it.
 
-``evaluate(ledger, labels, constants)`` is a pure function returning a
-:class:`GateVerdict` whose reasons cite the ADR behind each rule. ``pairs(ledger,
+``evaluate(ledger, labels, catalogue)`` is a pure function returning a
+:class:`GateVerdict` whose reasons cite the ADR behind each rule; its third argument is
+the loaded :class:`~evalkit.catalogue.Catalogue` (preferred: strata, template families,
+rubrics in force) or bare :class:`~evalkit.catalogue.FrozenConstants` (every row gated).
+For an exploratory verdict under another rubric version pass
+``evalkit.report.gate_view(catalogue, {dimension: version})`` in its place. ``pairs(ledger,
 catalogue)`` is the frame of judge-versus-human pairs the gate reads (columns ``judge``,
 ``human`` and the case's metadata), accepted as is by every agreement function.
 """

@@ -1,4 +1,5 @@
-"""The relock gate: a pure function of the ledger, the human labels and the constants.
+"""The relock gate: a pure function of the ledger, the human labels and the catalogue
+(preferred) or its frozen constants.
 
 Rules and where they are decided:
 

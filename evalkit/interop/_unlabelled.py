@@ -16,7 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalkit.catalogue import Catalogue, Collector
-from evalkit.catalogue._io import _load_cases, _load_constants, _load_resources, _load_rubrics
+from evalkit.catalogue._io import (
+    _load_cases,
+    _load_constants,
+    _load_resources,
+    _load_rubrics,
+    missing_folder,
+)
 from evalkit.catalogue._layout import check_layout
 from evalkit.errors import CatalogueError, Problem
 
@@ -25,7 +31,7 @@ def load_unlabelled(path: str | Path) -> Catalogue:
     """The catalogue at ``path`` without its label side (see the module docstring)."""
     root = Path(path)
     if not root.is_dir():
-        raise CatalogueError([Problem(str(root), None, None, "catalogue folder not found")])
+        raise CatalogueError([Problem(str(root), None, None, missing_folder(root))])
     col = Collector(root)
     constants = _load_constants(root, col)
     check_layout(root, col, framing_file=constants.framing_file if constants else "framing.txt")

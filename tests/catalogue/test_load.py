@@ -378,6 +378,26 @@ def test_missing_folder(tmp_path: Path) -> None:
         load(tmp_path / "nowhere")
 
 
+def test_missing_relative_folder_names_where_it_looked_and_the_way_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#28, the working-directory trap: a notebook kernel started in ``notebooks/`` reads
+    ``catalogues`` from there. The message names the absolute path looked at, the working
+    directory and the fix (the project root, the path, or ``work_from_project_root``)."""
+    here = tmp_path / "notebooks"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    with pytest.raises(CatalogueError) as info:
+        load()  # the default, "catalogues"
+    message = str(info.value)
+    assert f"catalogues: catalogue folder not found (looked for {here / 'catalogues'}" in message
+    assert f"from the working directory {here})" in message
+    assert "run from the project root or pass the catalogue's path" in message
+    assert "evalkit.report.work_from_project_root()" in message
+    with pytest.raises(CatalogueError, match=r"looked for .*nowhere\); check the path"):
+        load(tmp_path / "nowhere")
+
+
 def test_labels_in_wrong_dimension_for_case_without_sources_is_rejected(
     mini_catalogue: Path,
 ) -> None:
