@@ -60,7 +60,7 @@ typecheck: setup
 	$(BIN)/mypy
 
 unit: setup browser
-	$(BIN)/pytest -q -n 2
+	$(BIN)/pytest -q -n 2 --durations=15
 
 ## Headless Chromium for the report tests (Debian's package; skipped when it cannot be installed).
 browser:

@@ -163,12 +163,18 @@ SET = {
 }
 
 
+# Every notebook as shipped; with -p only those whose parameters are more than a seed (the
+# parameter checks themselves are tests/report/test_study_parameters.py's, without kernels).
+RUNS = [pytest.param(p, False, id=f"{p.stem}-defaults") for p in NOTEBOOKS] + [
+    pytest.param(p, True, id=f"{p.stem}-with-p") for p in NOTEBOOKS if p.stem in SET
+]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("with_p", [False, True], ids=["defaults", "with-p"])
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize(("path", "with_p"), RUNS)
 def test_papermill_runs_each_notebook_as_shipped(checkout: Path, path: Path, with_p: bool) -> None:
     out = checkout / f"{path.stem}-{with_p}.ipynb"
-    args = SET.get(path.stem, ["-p", "seed", "1"]) if with_p else []  # every study has a seed
+    args = SET[path.stem] if with_p else []
     run = subprocess.run(
         [str(PAPERMILL), str(path), str(out), "--no-progress-bar", *args],
         cwd=checkout,
