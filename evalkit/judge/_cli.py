@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.errors import JudgeError
@@ -234,6 +235,15 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     return status.join(bins.add_prefix("bin:"), how="left").fillna(0).astype(int)
 
 
+def _check_export_path(path: Path) -> None:
+    """Refuse an ``--export-jsonl`` target that cannot be written, before anything is paid."""
+    if path.is_dir():
+        raise JudgeError(f"--export-jsonl {path}: a folder; name a .jsonl file")
+    blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise JudgeError(f"--export-jsonl {path}: {blocking} is a file, not a folder")
+
+
 def run(args: argparse.Namespace) -> int:
     # Imported here, not at the top, so that ``evalkit judge --help`` starts fast.
     import pandas as pd
@@ -243,6 +253,8 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.judge._run import judge_cases
 
     catalogue = load(args.catalogue)
+    if args.export_jsonl:
+        _check_export_path(Path(args.export_jsonl))
     if not catalogue.ratification.ratified:
         # The answers are recorded either way (they cost money); the gate will refuse them
         # as evidence until the constants are ratified (ADR-0013).

@@ -293,3 +293,18 @@ def test_sigkill_mid_run_then_resume_sends_nothing_twice(tmp_path: Path) -> None
     assert all(n == 1 or rid not in before_kill for rid, n in all_sent.items())
     assert max(all_sent.values()) <= 2  # only calls in flight at the kill were repeated
     assert FAKE_KEY.encode() not in ledger.read_bytes()
+
+
+def test_an_export_path_that_cannot_be_written_is_refused_before_judging(
+    catalogue: Catalogue, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#30 hunt: ``--export-jsonl FOLDER`` was an internal error (exit 3) after judging."""
+    ledger = tmp_path / "a.sqlite"
+    base = ["--judge", "baseline", "--ledger", str(ledger), "--catalogue", str(catalogue.root)]
+    assert judge(*base, "--export-jsonl", str(tmp_path)) == 2
+    assert "a folder; name a .jsonl file" in capsys.readouterr().err
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert judge(*base, "--export-jsonl", str(blocker / "run.jsonl")) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    assert not ledger.exists()  # nothing judged, nothing paid
