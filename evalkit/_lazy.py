@@ -18,7 +18,8 @@ def lazy_exports(
     package: str, exports: Mapping[str, Sequence[str]]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``, whose ``exports`` map a private module
-    name (``"_pairs"``) to the public names it defines.
+    name (``"_pairs"``) to the public names it defines; a dotted name
+    (``"evalkit.ledger"``) is a module of another package, re-exported here.
 
     A public name is imported from its module on first access and cached on the package.
     Any other name is tried as a submodule (``evalkit.judge.anthropic``), as an eager
@@ -38,7 +39,8 @@ def lazy_exports(
                 if exc.name != f"{package}.{name}":
                     raise
                 raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
-        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        where_from = module if "." in module else f"{package}.{module}"
+        value = getattr(importlib.import_module(where_from), name)
         setattr(importlib.import_module(package), name, value)
         return value
 

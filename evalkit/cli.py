@@ -35,7 +35,7 @@ from evalkit.secrets import scrub
 _COMMANDS: dict[str, tuple[str, str]] = {
     "catalogue": ("evalkit.catalogue._cli", "inspect and validate a catalogue"),
     "constants": ("evalkit.catalogue._constants_cli", "check or ratify the frozen constants"),
-    "judge": ("evalkit.judge._cli", "score cases with a judge, recording every call in a ledger"),
+    "judge": ("evalkit.judging._cli", "score cases with a judge, recording every call in a ledger"),
     "gate": ("evalkit.gate._cli", "decide the relock gate from a judge ledger"),
     "heldout": ("evalkit.heldout._cli", "blind template, seal and verify held-out labels"),
     "onset": ("evalkit.onset._cli", "run the onset-turn study"),

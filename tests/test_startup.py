@@ -8,6 +8,7 @@ module; the packages' ``__init__`` files import their names on first use
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import subprocess
 import sys
@@ -71,7 +72,9 @@ def _facade(package: Path) -> tuple[set[tuple[str, str]], set[tuple[str, str]], 
         if isinstance(node, ast.If):
             for stmt in node.body:
                 assert isinstance(stmt, ast.ImportFrom) and stmt.module
-                typed |= {(stmt.module.rsplit(".", 1)[1], a.name) for a in stmt.names}
+                own = stmt.module.startswith(f"evalkit.{package.name}.")
+                module = stmt.module.rsplit(".", 1)[1] if own else stmt.module
+                typed |= {(module, a.name) for a in stmt.names}
             table = next(
                 n for n in ast.walk(ast.Module(node.orelse, [])) if isinstance(n, ast.Dict)
             )
@@ -89,6 +92,9 @@ def test_lazy_facade_lists_the_same_names_for_types_and_at_run_time(package: Pat
     assert typed == lazy
     assert {name for _, name in lazy} >= names
     for module, name in lazy:  # each name is defined (or imported) by its module
+        if "." in module:  # re-exported from another package (evalkit.judge: ADR-0033)
+            assert hasattr(importlib.import_module(module), name), f"{module} has no {name}"
+            continue
         source = (package / f"{module}.py").read_text()
         assert name in source, f"{package.name}.{module} has no {name}"
 

@@ -118,11 +118,11 @@ def run_mutate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from evalkit.construct._mutate import mutate, mutation_requests, plan
-    from evalkit.judge._batch_files import record_output, write_requests
-    from evalkit.judge._cli import _confirm
-    from evalkit.judge._ledger import Ledger
-    from evalkit.judge._plan import judge_slug, make_backend
+    from evalkit.judge._backends import judge_slug, make_backend
     from evalkit.judge._prompt import JudgeIdentity
+    from evalkit.judging._batch_files import record_output, write_requests
+    from evalkit.judging._cli import _confirm
+    from evalkit.ledger._store import Ledger
 
     catalogue = _load(args.catalogue)
     ledger = args.ledger or str(Path("ledgers") / f"{judge_slug(args.judge)}.sqlite")

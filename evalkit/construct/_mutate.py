@@ -316,7 +316,7 @@ def mutation_requests(
     """Every request of a mutation run: each mutant on its cases, one dimension per
     request, and the rubric in force on the same cases as the calibration run asks it
     (every gated dimension in one call)."""
-    from evalkit.judge._plan import build_requests
+    from evalkit.judge._requests import build_requests
 
     derived = with_mutants(catalogue, found)
     out: dict[str, Any] = {}

@@ -46,9 +46,10 @@ from evalkit.interop._long_csv import long_csv_template
 from evalkit.interop._mapping import ScoreMapping, load_mapping
 from evalkit.interop._redaction import Redaction, scrub_samples
 from evalkit.interop._scaffold import catalogue_files, imported_catalogue
-from evalkit.judge._ledger import Ledger, scrub_record
-from evalkit.judge._records import FINAL_STATUSES
-from evalkit.judge._validate import read_jsonl
+from evalkit.ledger._records import FINAL_STATUSES
+from evalkit.ledger._schema import scrub_record
+from evalkit.ledger._store import Ledger
+from evalkit.ledger._validate import read_jsonl
 from evalkit.secrets import scrubber
 
 

@@ -2,7 +2,7 @@
 
 :class:`MessageBatches` is mixed into :class:`~evalkit.judge.anthropic.AnthropicBackend`
 and uses its client, retry policy and reply parsing; what makes a batch run survive a
-kill (intents, adoption) is :mod:`evalkit.judge._batches` and :mod:`._intent`, which
+kill (intents, adoption) is :mod:`evalkit.judging._batches` and :mod:`._intent`, which
 call these four methods.
 """
 
@@ -16,8 +16,13 @@ import anthropic
 import httpx2
 
 from evalkit.errors import JudgeError
-from evalkit.judge._base import RETRY_STATUSES, Reply, parse_retry_after, retry_delay
-from evalkit.judge._intent import BatchInfo
+from evalkit.judge._base import (
+    RETRY_STATUSES,
+    BatchInfo,
+    Reply,
+    parse_retry_after,
+    retry_delay,
+)
 from evalkit.judge._prompt import JudgeRequest
 
 
@@ -58,7 +63,7 @@ class MessageBatches:
         from the server (429, 5xx, 529) or a connection that never opened. A timeout or a
         dropped connection after the body was sent may have made the batch, so it is a
         :class:`JudgeError` at once: the batch intent stays in the ledger and a re-run
-        adopts the batch or, if there is none, sends it (:mod:`evalkit.judge._batches`).
+        adopts the batch or, if there is none, sends it (:mod:`evalkit.judging._batches`).
         """
         client = self.client()
         items: list[Any] = [
@@ -91,7 +96,7 @@ class MessageBatches:
 
     async def list_batches(self, since: float) -> list[BatchInfo]:
         """Batches of this account created at or after ``since`` (epoch seconds), newest
-        first, as :class:`~evalkit.judge._intent.BatchInfo`."""
+        first, as :class:`~evalkit.judge._base.BatchInfo`."""
         client = self.client()
 
         async def collect() -> list[BatchInfo]:

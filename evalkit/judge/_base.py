@@ -3,7 +3,7 @@
 A backend turns a :class:`~evalkit.judge._prompt.JudgeRequest` into a :class:`Reply`
 for *one* logical call (transport retries on 408/409/429/5xx/529 and timeouts happen
 inside it and are counted in ``attempts``). Parsing and the bounded re-ask on an
-unparseable answer happen in :mod:`evalkit.judge._run`, the same for every backend.
+unparseable answer happen in :mod:`evalkit.judging._run`, the same for every backend.
 
 Also shared: the local token estimate (:data:`CHARS_PER_TOKEN`), the strict reading of
 token counts in a usage block (:func:`token_count`), the per-attempt wall-clock
@@ -105,6 +105,17 @@ class CostEstimate:
     cost_usd: float | None
     method: str
     local: bool = True
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    """A batch as the provider lists it: id, creation time (epoch s), request count,
+    processing status (``in_progress``, ``canceling``, ``ended``)."""
+
+    batch_id: str
+    created_at: float
+    count: int
+    status: str
 
 
 class Backend(Protocol):

@@ -16,14 +16,24 @@ case id, the scored turn and each rubric's dimension, version and hash.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
 from evalkit.errors import LedgerError
-from evalkit.judge._ledger import Ledger
 from evalkit.judge._prompt import JudgeRequest
 from evalkit.secrets import scrub
 
 REPLAY_MODEL = "replay"
+
+
+class AnswersByContent(Protocol):
+    """Where replay looks answers up: an :class:`evalkit.ledger.Ledger` (named here by
+    what replay needs of it, so that this backend does not import the store)."""
+
+    path: Path
+
+    def by_content(self, content_keys: Iterable[str]) -> dict[str, list[dict[str, Any]]]: ...
 
 
 def replay_filter(spec: str) -> str | None:
@@ -39,7 +49,7 @@ def _describe(req: JudgeRequest) -> str:
 
 
 def resolve_replay(
-    ledger: Ledger, requests: Sequence[JudgeRequest], judge: str | None = None
+    ledger: AnswersByContent, requests: Sequence[JudgeRequest], judge: str | None = None
 ) -> list[str]:
     """The ledger request key answering each request, in order; LedgerError on a miss."""
     judge = scrub(judge) if judge is not None else None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.catalogue import Catalogue, load
-from evalkit.judge._plan import judge_slug
+from evalkit.judge._backends import judge_slug
 from evalkit.report._adr import AdrPage, render_adrs
 from evalkit.report._execute import execute_study
 from evalkit.report._exploration import (

@@ -29,8 +29,8 @@ import pytest
 from evalkit.catalogue import Catalogue, load
 from evalkit.gate import join_pairs
 from evalkit.judge import JudgeParams, judge_cases
-from evalkit.judge._cli import summary_table
 from evalkit.judge.anthropic import AnthropicBackend
+from evalkit.judging._cli import summary_table
 from tests.factory import copy_frozen, make_case, write_cases, write_labels
 from tests.faults._support import FAKE_KEY, MODEL, HostileStub
 from tests.stubs.anthropic_stub import default_answer, request_id_of

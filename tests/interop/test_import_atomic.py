@@ -27,7 +27,7 @@ from evalkit.errors import EvalkitError
 from evalkit.interop import from_inspect, load_unlabelled, write_import
 from evalkit.interop._from_inspect import InspectImport
 from evalkit.interop._labelstudio import write_labelstudio
-from evalkit.judge._ledger import Ledger
+from evalkit.ledger._store import Ledger
 
 FULL = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 

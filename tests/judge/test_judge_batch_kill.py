@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.judge import load_ledger
-from evalkit.judge._batches import merge_prior
+from evalkit.judging._batches import merge_prior
 from tests.factory import REPO
 from tests.faults._support import FAKE_KEY, MODEL, synthetic_catalogue
 from tests.stubs.anthropic_stub import AnthropicStub

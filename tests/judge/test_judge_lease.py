@@ -23,7 +23,7 @@ import pytest
 from evalkit.catalogue import Catalogue
 from evalkit.errors import LedgerError
 from evalkit.judge import Ledger, judge_cases, load_ledger
-from evalkit.judge._lease import Leaseholder, lease_seconds
+from evalkit.ledger._lease import Leaseholder, lease_seconds
 from tests.factory import REPO
 from tests.faults._support import FAKE_KEY, MODEL, CountingStub, synthetic_catalogue
 
@@ -119,7 +119,7 @@ def test_the_lease_duration_is_read_strictly(monkeypatch: pytest.MonkeyPatch) ->
 def test_readers_never_see_leases_or_intents(
     ledger: Ledger, catalogue_records: list[dict[str, object]], tmp_path: Path
 ) -> None:
-    from evalkit.judge._intent import begin
+    from evalkit.ledger._intent import begin
 
     for rec in catalogue_records:
         ledger.record(dict(rec))
@@ -136,7 +136,7 @@ def test_readers_never_see_leases_or_intents(
 _HOLD = """
 import sys, time
 from evalkit.judge import Ledger
-from evalkit.judge._lease import Leaseholder
+from evalkit.ledger._lease import Leaseholder
 led = Ledger(sys.argv[1])
 holder = Leaseholder(led, ttl=float(sys.argv[2]))
 assert holder.claim(sys.argv[3])

@@ -31,10 +31,10 @@ import pytest
 from evalkit.catalogue import Catalogue, load
 from evalkit.judge import Ledger, judge_cases, load_ledger
 from evalkit.judge._base import Reply
-from evalkit.judge._lease import Leaseholder
 from evalkit.judge._prompt import JudgeRequest
-from evalkit.judge._takeover import LeasedTraffic, LeaseLost, sending
 from evalkit.judge.baseline import BaselineBackend
+from evalkit.judging._takeover import LeasedTraffic, sending
+from evalkit.ledger._lease import Leaseholder, LeaseLost
 from evalkit.traffic import Charge, TrafficController
 from tests.factory import REPO
 from tests.faults._support import FAKE_KEY, MODEL, CountingStub, synthetic_catalogue
@@ -106,7 +106,7 @@ def test_the_leased_controller_gives_the_turn_back_when_the_lease_is_lost(
 
 
 def test_a_batch_another_process_adopted_is_remembered_once(ledger: Ledger) -> None:
-    from evalkit.judge._intent import begin
+    from evalkit.ledger._intent import begin
 
     mine = Leaseholder(ledger, ttl=10.0)
     intent = begin(mine, "anthropic:m", {KEY: {"request_key": KEY}}, now=100.0)

@@ -8,7 +8,6 @@ import pytest
 
 from evalkit.catalogue import Catalogue
 from evalkit.errors import JudgeError
-from evalkit.judge._plan import build_requests
 from evalkit.judge._prompt import (
     JudgeIdentity,
     JudgeParams,
@@ -18,6 +17,7 @@ from evalkit.judge._prompt import (
     render_transcript,
     split_framing,
 )
+from evalkit.judge._requests import build_requests
 
 BASE = JudgeIdentity("anthropic:claude-sonnet-4-6", "anthropic", "claude-sonnet-4-6", JudgeParams())
 SALT = b"test-salt"

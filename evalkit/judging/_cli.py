@@ -37,7 +37,7 @@ from evalkit.errors import JudgeError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalkit.judge._plan import Plan
+    from evalkit.judging._plan import Plan
 
 
 def register(subparsers: Any) -> None:
@@ -197,7 +197,7 @@ def _confirm(assume_yes: bool) -> Any:
 
 def _batch_files(args: argparse.Namespace, catalogue: Any, cases: Any, dims: Any) -> int:
     """``--export-batch`` / ``--import-batch``: files out or in, nothing sent."""
-    from evalkit.judge._batch_files import export_batch, import_batch
+    from evalkit.judging._batch_files import export_batch, import_batch
 
     if args.export_batch and args.import_batch:
         raise JudgeError("--export-batch and --import-batch: one at a time")
@@ -249,8 +249,9 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from evalkit.catalogue import load
-    from evalkit.judge._ledger import Ledger, import_jsonl
-    from evalkit.judge._run import judge_cases
+    from evalkit.judging._run import judge_cases
+    from evalkit.ledger._load import import_jsonl
+    from evalkit.ledger._store import Ledger
 
     catalogue = load(args.catalogue)
     if args.export_jsonl:

@@ -3,7 +3,7 @@ line gives (Message Batches result lines or OpenAI/vLLM batch output lines).
 
 Every problem is collected with its line and field and raised together as a
 :class:`BatchFileError` (exit 2); nothing here writes anything. See
-:mod:`evalkit.judge._batch_files` for the formats and the import itself.
+:mod:`evalkit.judging._batch_files` for the formats and the import itself.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A record is one judge request: the fields of :data:`REQUEST_FIELDS` plus
 ``results``, a list of per-dimension answers (only for status ``ok``). The JSONL export
-is one record per line, keys sorted; :mod:`evalkit.judge._validate` reads it back.
+is one record per line, keys sorted; :mod:`evalkit.ledger._validate` reads it back.
 """
 
 from __future__ import annotations

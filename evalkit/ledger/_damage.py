@@ -1,11 +1,11 @@
 """The damage checks run when an existing ledger is opened.
 
 :func:`check_ledger` checks the schema version, that every table and column of the core
-schema is there, that the nonce salt is 64 hex digits, the coordination tables of
-:mod:`evalkit.judge._lease` (optional: a ledger written before them lacks them, and
-they are created on open) column by column when present, every lease and batch intent
-row, and finally SQLite's ``quick_check``. Any failure is a :class:`LedgerError` naming
-the file (and the table, row and field where there is one).
+schema is there, that the nonce salt is 64 hex digits, the coordination tables
+of :data:`~evalkit.ledger._schema.LEASE_DDL` (optional: a ledger written before them
+lacks them, and they are created on open) column by column when present, every lease
+and batch intent row, and finally SQLite's ``quick_check``. Any failure is a
+:class:`LedgerError` naming the file (and the table, row and field where there is one).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import sqlite3
 from pathlib import Path
 
 from evalkit.errors import LedgerError
-from evalkit.judge._intent import check_intents
-from evalkit.judge._lease import LEASE_DDL, check_leases
+from evalkit.ledger._claims import check_intents, check_leases
+from evalkit.ledger._schema import LEASE_DDL
 
 _SALT = re.compile(r"[0-9a-f]{64}")
 

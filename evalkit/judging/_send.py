@@ -3,11 +3,11 @@
 Every answer is resolved (parsed strictly, asked again up to ``max_parse_retries`` times
 when unparseable) and recorded in the ledger as soon as it arrives, so a process killed
 at any moment loses at most the calls in flight. Each direct request is leased before
-it is sent (:mod:`evalkit.judge._lease`), and its lease is confirmed again before
+it is sent (:mod:`evalkit.ledger._lease`), and its lease is confirmed again before
 every further attempt and before its answer is recorded: a request another process
 took over while this one was suspended is neither sent again nor recorded by this one,
 and stderr says it was sent twice (ADR-0032). Message Batches are in
-:mod:`evalkit.judge._batches`.
+:mod:`evalkit.judging._batches`.
 
 A direct run stops early, with a :class:`JudgeError`, when the spend passes
 ``max_cost`` (a call of unknown cost counts as the plan's estimate per call) or when
@@ -26,13 +26,13 @@ from typing import Any
 from evalkit.errors import JudgeError
 from evalkit.judge._answer import AnswerError, parse_scores
 from evalkit.judge._base import Backend, Reply, ServerUnreachable, Usage, dumps_body
-from evalkit.judge._ledger import Ledger, now_iso
-from evalkit.judge._plan import (
-    Plan,
-    _Progress,
-)
 from evalkit.judge._prompt import JudgeRequest
-from evalkit.judge._takeover import LeaseLost, sending
+from evalkit.judging._plan import Plan
+from evalkit.judging._progress import _Progress
+from evalkit.judging._takeover import sending
+from evalkit.ledger._lease import LeaseLost
+from evalkit.ledger._schema import now_iso
+from evalkit.ledger._store import Ledger
 from evalkit.traffic import SendingStopped, TrafficController
 
 

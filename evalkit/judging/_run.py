@@ -29,23 +29,20 @@ import pandas as pd
 
 from evalkit.catalogue import Case, Catalogue
 from evalkit.errors import JudgeError
+from evalkit.judge._backends import make_backend
 from evalkit.judge._base import Backend
-from evalkit.judge._batches import run_batches
-from evalkit.judge._lease import Leaseholder, send_sharing
-from evalkit.judge._ledger import Ledger
-from evalkit.judge._plan import (
-    Plan,
-    Turns,
-    _Progress,
-    _require_sealed,
-    build_requests,
-    make_backend,
-)
 from evalkit.judge._prompt import JudgeIdentity, JudgeParams
-from evalkit.judge._records import FINAL_STATUSES
-from evalkit.judge._send import run_direct
-from evalkit.judge._takeover import LeasedTraffic
+from evalkit.judge._requests import Turns, build_requests
 from evalkit.judge.replay import REPLAY_MODEL, replay_filter, resolve_replay
+from evalkit.judging._batches import run_batches
+from evalkit.judging._plan import Plan, _require_sealed
+from evalkit.judging._progress import _Progress
+from evalkit.judging._send import run_direct
+from evalkit.judging._sharing import send_sharing
+from evalkit.judging._takeover import LeasedTraffic
+from evalkit.ledger._lease import Leaseholder
+from evalkit.ledger._records import FINAL_STATUSES
+from evalkit.ledger._store import Ledger
 from evalkit.secrets import scrub
 from evalkit.traffic import Limits, TrafficController
 

@@ -8,14 +8,14 @@ the problems (file, line, field) or returns every record: an import is all or no
 The rules, per record:
 
 * a JSON object (no duplicate key, no NaN or Infinity) with exactly the fields
-  :data:`~evalkit.judge._records.REQUEST_FIELDS` plus ``results``;
+  :data:`~evalkit.ledger._records.REQUEST_FIELDS` plus ``results``;
 * ``request_key``, ``content_key``, ``framing_hash``, ``constants_hash`` and each
   dimension's ``rubric_hash`` are 64 lowercase hex digits, ``nonce`` 16, and
   ``request_id`` is the first 8 of ``request_key``; no request key appears twice;
 * ``case_id``, ``judge``, ``backend``, ``model`` and each dimension's name and
   version are non-empty strings, dimensions are distinct, ``presence_gated`` is a
   boolean, ``params`` an object, ``turn`` a non-negative integer;
-* ``status`` is one of :data:`~evalkit.judge._records.STATUSES`; ``attempts`` is at
+* ``status`` is one of :data:`~evalkit.ledger._records.STATUSES`; ``attempts`` is at
   least 1; token counts are non-negative integers, ``cost_usd`` None or a
   non-negative number, ``latency_s`` a non-negative number, ``created_at`` an ISO
   8601 timestamp; ``raw_response``, ``problem``, ``error``, ``response_model`` and
@@ -52,7 +52,7 @@ from evalkit.catalogue import Catalogue
 from evalkit.errors import JudgeError, LedgerError, Problem
 from evalkit.judge._answer import AnswerError, loads_strict, parse_scores
 from evalkit.judge._prompt import JudgeIdentity, JudgeParams, build_request
-from evalkit.judge._records import REQUEST_FIELDS, STATUSES
+from evalkit.ledger._records import REQUEST_FIELDS, STATUSES
 
 #: Problems listed in one error (the count of the others is given).
 MAX_SHOWN = 20

@@ -2,7 +2,7 @@
 
 :func:`run_batches` is the ``--batch`` path of :func:`evalkit.judge.judge_cases`:
 
-1. Orphaned intents first (:mod:`evalkit.judge._intent`): an intent whose owner is gone
+1. Orphaned intents first (:mod:`evalkit.ledger._intent`): an intent whose owner is gone
    is matched against the provider's batches (count, time window, then the custom ids
    in the results) and the batch adopted; an intent with no match (the create never
    reached the server) is sent again. Intents of a live process are waited for.
@@ -24,21 +24,43 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from evalkit.errors import JudgeError
-from evalkit.judge._base import Reply
-from evalkit.judge._intent import Intent, begin, candidates, intents, restart, take_orphans
-from evalkit.judge._lease import Leaseholder
-from evalkit.judge._ledger import Ledger
-from evalkit.judge._plan import Plan, _Progress
+from evalkit.judge._base import BatchInfo, Reply
 from evalkit.judge._prompt import JudgeRequest
-from evalkit.judge._records import FINAL_STATUSES
-from evalkit.judge._send import _resolve
+from evalkit.judging._plan import Plan
+from evalkit.judging._progress import _Progress
+from evalkit.judging._send import _resolve
+from evalkit.ledger._intent import Intent, begin, intents, restart, take_orphans
+from evalkit.ledger._lease import Leaseholder
+from evalkit.ledger._records import FINAL_STATUSES
+from evalkit.ledger._store import Ledger
 
 BATCH_CHUNK = 10_000
 _SUMS = ("attempts", "input_tokens", "output_tokens", "cache_read_tokens",
          "cache_creation_tokens", "latency_s")  # fmt: skip
+
+
+#: Slack (seconds) around an intent's time when matching a batch's ``created_at``:
+#: clock differences between this machine and the provider, and a slow create.
+MATCH_SKEW_S = 600.0
+
+
+def candidates(
+    intent: Intent, listed: Sequence[BatchInfo], known: set[str], now: float
+) -> list[BatchInfo]:
+    """The listed batches that may be ``intent``'s: not in this ledger (``known``), the
+    same request count, created between :data:`MATCH_SKEW_S` before the intent's time and
+    that long after ``now``. Oldest first. Their results' custom ids decide."""
+    lo, hi = intent.requested_at - MATCH_SKEW_S, now + MATCH_SKEW_S
+    out = [
+        b
+        for b in listed
+        if b.batch_id not in known and b.count == len(intent.items) and lo <= b.created_at <= hi
+    ]
+    return sorted(out, key=lambda b: (b.created_at, b.batch_id))
 
 
 def _bare(meta: dict[str, Any]) -> dict[str, Any]:
@@ -131,7 +153,7 @@ class _Batches:
 
     async def _find(self, intent: Intent) -> str | None:
         """The provider's batch made for ``intent``, if there is one: a candidate of
-        :func:`~evalkit.judge._intent.candidates` whose results hold exactly the intent's
+        :func:`candidates` whose results hold exactly the intent's
         custom ids (an unended candidate is waited for: its ids show only once it ends)."""
         listed = await self.backend.list_batches(since=intent.requested_at - 600.0)
         for cand in candidates(intent, listed, self.ledger.batch_ids(), time.time()):

@@ -43,13 +43,15 @@ from typing import Any, Literal
 from evalkit.catalogue import Case, Catalogue
 from evalkit.errors import JudgeError
 from evalkit.judge._answer import AnswerError, loads_strict
+from evalkit.judge._backends import make_backend
 from evalkit.judge._base import Reply
-from evalkit.judge._batch_lines import BatchFileError, _read_lines, _reply_for
-from evalkit.judge._ledger import Ledger
-from evalkit.judge._plan import Turns, _require_sealed, build_requests, make_backend
 from evalkit.judge._prompt import JudgeIdentity, JudgeParams, JudgeRequest
-from evalkit.judge._records import FINAL_STATUSES
-from evalkit.judge._send import _resolve
+from evalkit.judge._requests import Turns, build_requests
+from evalkit.judging._batch_lines import BatchFileError, _read_lines, _reply_for
+from evalkit.judging._plan import _require_sealed
+from evalkit.judging._send import _resolve
+from evalkit.ledger._records import FINAL_STATUSES
+from evalkit.ledger._store import Ledger
 
 BatchFormat = Literal["anthropic", "openai"]
 FORMATS: tuple[str, ...] = ("anthropic", "openai")

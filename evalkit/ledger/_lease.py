@@ -6,7 +6,7 @@ request's row and its lease, and writes a lease ``(request_key, owner, expires_a
 claimed_at)`` unless the request is already final or another owner's lease has not
 expired. A second process on the same ledger therefore skips a request the first is
 sending and picks other work. Recording the answer deletes the lease in the same
-transaction as the row (:meth:`evalkit.judge._ledger.Ledger.record`).
+transaction as the row (:meth:`evalkit.ledger._store.Ledger.record`).
 
 * Owner: ``host/pid/token`` (:func:`new_owner`), the token random per run, so a restarted
   process never mistakes an old lease for its own.
@@ -16,11 +16,11 @@ transaction as the row (:meth:`evalkit.judge._ledger.Ledger.record`).
   or hosts whose clocks agree to well under a lease). A crashed owner's leases expire
   after :func:`lease_seconds` (``EVALKIT_LEASE_SECONDS``, default 60); a live owner
   renews every lease it holds (and every batch intent it owns,
-  :mod:`evalkit.judge._intent`) every third of that (:meth:`Leaseholder.renewing`), so a
+  :mod:`evalkit.ledger._intent`) every third of that (:meth:`Leaseholder.renewing`), so a
   long call with retries keeps its lease.
 * Takeover (ADR-0032): an owner stopped past its lease may find, once resumed, that
   another process took the request over. So it re-checks the lease before every HTTP
-  attempt (:meth:`Leaseholder.confirm`, called by :mod:`evalkit.judge._takeover`) and
+  attempt (:meth:`Leaseholder.confirm`, called by :mod:`evalkit.judging._takeover`) and
   before recording (:meth:`Leaseholder.release`, inside the recording transaction): a
   lease still its own (even expired, if nobody took it) is renewed and the call goes
   on; a lease gone to another process, or a request another process has recorded,
@@ -29,17 +29,19 @@ transaction as the row (:meth:`evalkit.judge._ledger.Ledger.record`).
   processes) if this one had sent it. So a takeover costs the one call in flight when
   the lease expired, never a third by the resumed owner. The process that takes over
   says how many leases it took from an expired owner.
-* Waiting: :func:`send_sharing` sends round after round: requests leased by others are
-  waited for (polling the ledger with backoff) until they are final or their lease
-  expires, then claimed; so the last process to finish leaves a complete ledger.
-* Damage: a lease row is ledger input and is read strictly (:func:`check_lease`); a
-  damaged one (owner not ``host/pid/token``, a time that is not a finite number) is a
-  :class:`LedgerError` naming the file, the request and the field, never an expired
-  lease: treating it as expired could send a request another process is sending.
+* Waiting: the run (:func:`evalkit.judging._sharing.send_sharing`) sends round after
+  round: requests leased by others are waited for (polling the ledger with backoff)
+  until they are final or their lease expires, then claimed; so the last process to
+  finish leaves a complete ledger.
+* Damage: a lease row is ledger input and is read strictly
+  (:func:`~evalkit.ledger._claims.check_lease`); a damaged one (owner not
+  ``host/pid/token``, a time that is not a finite number) is a :class:`LedgerError`
+  naming the file, the request and the field, never an expired lease: treating it as
+  expired could send a request another process is sending.
 
-Leases live in their own tables (:data:`LEASE_DDL`), so every reader of requests and
-results (frames, gate, reports, replay, the JSONL export and its validation) never sees
-them. See ADR-0019 and ADR-0032.
+Leases live in their own tables (:data:`~evalkit.ledger._schema.LEASE_DDL`), so every
+reader of requests and results (frames, gate, reports, replay, the JSONL export and its
+validation) never sees them. See ADR-0019 and ADR-0032.
 """
 
 from __future__ import annotations
@@ -54,42 +56,22 @@ import sqlite3
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager, suppress
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from evalkit.errors import LedgerError
-from evalkit.judge._records import FINAL_STATUSES
-from evalkit.judge._takeover import LeaseLost
+from evalkit.errors import JudgeError, LedgerError
+from evalkit.ledger._claims import check_lease
+from evalkit.ledger._records import FINAL_STATUSES
 
 if TYPE_CHECKING:
-    from evalkit.judge._ledger import Ledger
-    from evalkit.judge._plan import Plan
+    from evalkit.ledger._store import Ledger
 
 LEASE_ENV = "EVALKIT_LEASE_SECONDS"
 DEFAULT_LEASE_S = 60.0
 
-#: The coordination tables: created when a ledger is opened, checked if present.
-LEASE_DDL = """
-CREATE TABLE IF NOT EXISTS leases (
-    request_key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL,
-    claimed_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS batch_intents (
-    intent_id TEXT PRIMARY KEY, judge TEXT NOT NULL, count INTEGER NOT NULL,
-    requested_at REAL NOT NULL, owner TEXT NOT NULL, expires_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS batch_intent_items (
-    intent_id TEXT NOT NULL REFERENCES batch_intents (intent_id) ON DELETE CASCADE,
-    request_key TEXT NOT NULL, request TEXT NOT NULL, PRIMARY KEY (intent_id, request_key)
-);
-"""
 
-OWNER = re.compile(r"[^/\s]{1,255}/[0-9]{1,10}/[0-9a-f]{16}")
-KEY = re.compile(r"[0-9a-f]{64}")
-_POLL_FIRST_S = 0.05
 _POLL_CAP_S = 2.0
 
 
@@ -113,49 +95,39 @@ def new_owner() -> str:
     return f"{host}/{os.getpid()}/{secrets.token_hex(8)}"
 
 
-def check_time(path: Path, what: str, field: str, value: Any) -> float:
-    """``value`` as finite seconds, or :class:`LedgerError` naming ``what`` and ``field``."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise LedgerError(
-            f"{path}: damaged ledger: {what}: {field} is {value!r}, not a time in seconds"
-        )
-    return float(value)
+class LeaseLost(JudgeError):
+    """This run's lease on ``key`` is gone: another process took the request over after
+    the lease expired (this one was suspended past it), and may have answered it.
 
+    ``taker``: the owner now holding the lease (None: nobody; the request was recorded
+    or released by the other process). ``sent``: this run had sent the request, so it
+    was sent twice. The message is the stderr warning.
+    """
 
-def check_owner(path: Path, what: str, value: Any) -> str:
-    if not isinstance(value, str) or not OWNER.fullmatch(value):
-        raise LedgerError(
-            f"{path}: damaged ledger: {what}: owner is {value!r}, not host/pid/token "
-            "(if no evalkit process is using this ledger, delete that row)"
-        )
-    return value
-
-
-def check_lease(path: Path, row: Sequence[Any]) -> tuple[str, str, float, float]:
-    """A ``leases`` row ``(request_key, owner, expires_at, claimed_at)``, validated."""
-    key, owner, expires, claimed = row
-    if not isinstance(key, str) or not KEY.fullmatch(key):
-        raise LedgerError(f"{path}: damaged ledger: lease of {key!r}: not a request key")
-    what = f"lease of request {key!r}"
-    owner = check_owner(path, what, owner)
-    exp = check_time(path, what, "expires_at", expires)
-    at = check_time(path, what, "claimed_at", claimed)
-    if at > exp:
-        raise LedgerError(f"{path}: damaged ledger: {what}: claimed_at is after expires_at")
-    return key, owner, exp, at
-
-
-def check_leases(db: sqlite3.Connection, path: Path) -> None:
-    """Every lease row of ``db`` is well formed (the open-time damage check)."""
-    for row in db.execute("SELECT request_key, owner, expires_at, claimed_at FROM leases"):
-        check_lease(path, row)
+    def __init__(self, path: Path, key: str, taker: str | None, sent: bool) -> None:
+        who = taker or "another process"
+        if sent:
+            what = (
+                f"request {key[:12]} was sent twice, by this process and by {who}, which "
+                "took it over when this process's lease expired (was this process "
+                "suspended?); the provider may bill both. This process sends it no more "
+                "and does not record its answer"
+            )
+        else:
+            what = (
+                f"request {key[:12]} was taken over by {who} when this process's lease "
+                "expired (was this process suspended?) before this process sent it; "
+                "left to that process, not sent twice"
+            )
+        super().__init__(f"{path}: {what}")
+        self.key, self.taker, self.sent = key, taker, sent
 
 
 class Leaseholder:
     """The leases one run holds on one ledger (see the module docstring).
 
     Creating it attaches it to ``ledger`` (``ledger.leases``): from then on the ledger's
-    :meth:`~evalkit.judge._ledger.Ledger.record` releases the lease of what it records,
+    :meth:`~evalkit.ledger._store.Ledger.record` releases the lease of what it records,
     and the direct sender claims each request before sending it. ``held``: requests
     leased now; ``tried``: every request this run has claimed (it does not send one twice);
     ``sent``: HTTP attempts started per request (counted by :meth:`confirm`);
@@ -316,37 +288,3 @@ class Leaseholder:
             file=sys.stderr,
         )
         self.taken.clear()
-
-
-async def send_sharing(
-    holder: Leaseholder, plan: Plan, send: Callable[[Plan], Awaitable[None]]
-) -> None:
-    """Send ``plan.to_send`` with ``send`` (which claims each request through
-    ``holder`` before sending it), then wait for what other processes hold.
-
-    After each round, the requests neither final nor claimed by this run are leased to
-    another process: poll (backoff from 50 ms to :meth:`Leaseholder.poll_cap`) until some
-    are final (nothing to do) or claimable (their lease expired: send them in the next
-    round). Returns when every request is final or was claimed by this run (a request
-    this run recorded as ``error`` is not sent again by it). Leases are renewed during
-    the run and released at its end, also when ``send`` raises.
-    """
-    async with holder.renewing():
-        todo = plan
-        delay = _POLL_FIRST_S
-        while True:
-            try:
-                await send(todo)
-            finally:
-                holder.say_taken()
-            while True:
-                left = holder.open_untried(r.key for r in plan.to_send)
-                if not left:
-                    return
-                ready = set(holder.claimable(left))
-                if ready:
-                    break
-                await asyncio.sleep(delay)
-                delay = min(2 * delay, holder.poll_cap())
-            delay = _POLL_FIRST_S
-            todo = replace(plan, to_send=[r for r in plan.to_send if r.key in ready])

@@ -1,0 +1,124 @@
+"""Progress of a run on stderr: a bar on a terminal or in Jupyter, plain lines in a log."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from evalkit.judging._plan import Plan
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (where stderr is no TTY but a progress bar renders)."""
+    ipython = sys.modules.get("IPython")
+    try:
+        shell = ipython.get_ipython() if ipython is not None else None
+    except Exception:
+        return False
+    return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+
+
+class _Progress:
+    """Progress of a run: calls done, cache hits, failures, spend, and the traffic
+    controller's figures (requests in flight / window, pace, 429s seen).
+
+    A ``tqdm.auto`` bar on a terminal (or a Jupyter widget); when the stream is not a
+    TTY (a log, CI) one plain line every 5 s and a last one at the end. ``spend`` sums
+    the calls of known cost; ``unknown_cost`` counts the others (an unpriced model, or
+    a usage block that could not be read).
+    """
+
+    def __init__(
+        self,
+        plan: Plan,
+        enabled: bool,
+        stream: TextIO | None = None,
+        traffic: Any = None,
+    ) -> None:
+        self.total = len(plan.to_send) + plan.pending_in_batches
+        self.cached = plan.in_ledger
+        self.done = self.failed = self.unknown_cost = 0
+        self.spend = 0.0
+        self.enabled = enabled
+        self.stream = stream or sys.stderr
+        self.traffic = traffic
+        self._last = 0.0
+        self._bar: Any = None
+        if enabled and self.total and (self._isatty() or _in_notebook()):
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(
+                total=self.total, desc="judge", unit="call", file=self.stream, leave=True
+            )
+
+    def _isatty(self) -> bool:
+        isatty = getattr(self.stream, "isatty", None)
+        return bool(isatty and isatty())
+
+    def update(self, rec: dict[str, Any]) -> None:
+        self.done += 1
+        self.failed += rec["status"] != "ok"
+        if rec["cost_usd"] is None:
+            self.unknown_cost += 1
+        else:
+            self.spend += rec["cost_usd"]
+        if self._bar is not None:
+            self._bar.set_postfix_str(self.status_text(), refresh=False)
+            self._bar.update(1)
+        else:
+            self.show()
+
+    def spend_text(self) -> str:
+        if self.done and self.unknown_cost == self.done:
+            return "spend unknown"
+        if self.unknown_cost:
+            return f"${self.spend:.4f} + {self.unknown_cost} call(s) of unknown cost"
+        return f"${self.spend:.4f}"
+
+    def traffic_text(self) -> str:
+        """In flight / window, pace, 429s seen (empty without a controller)."""
+        if self.traffic is None:
+            return ""
+        f = self.traffic.figures()
+        text = (
+            f"{f['in_flight']} in flight (window {f['window']}) · {f['pace_per_s']:.1f} req/s · "
+            f"{f['rate_limited']} × 429 in {f['episodes']} episode(s)"
+        )
+        if f["header_notes"]:
+            text += f" · {f['header_notes']} rate-limit header(s) ignored"
+        return text
+
+    def status_text(self) -> str:
+        parts = [f"{self.cached} from ledger", f"{self.failed} failed", self.spend_text()]
+        return " · ".join(parts + ([self.traffic_text()] if self.traffic is not None else []))
+
+    def show(self, final: bool = False) -> None:
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            if final:
+                self._bar.set_postfix_str(self.status_text(), refresh=True)
+            return
+        now = time.monotonic()
+        if not (final or now - self._last >= 5.0):
+            return
+        self._last = now
+        line = f"judge: {self.done}/{self.total} calls · {self.status_text()}"
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the bar, and name the rate-limit headers that were ignored (if any)."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        notes = self.traffic.header_notes if self.traffic is not None else {}
+        if self.enabled and notes:
+            first, n = next(iter(notes.items()))
+            self.stream.write(
+                f"judge: ignored {sum(notes.values())} malformed rate-limit header value(s), "
+                f"e.g. {first} ({n}x)\n"
+            )
+            self.stream.flush()
