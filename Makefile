@@ -19,7 +19,7 @@ $(STAMP): requirements.lock pyproject.toml
 	else UV=; fi; \
 	if [ -n "$$UV" ]; then \
 	  echo "installing with $$UV"; \
-	  $$UV pip install -q --python $(BIN)/python -r requirements.lock -e . ; \
+	  $$UV pip install -q --compile-bytecode --python $(BIN)/python -r requirements.lock -e . ; \
 	else \
 	  echo "installing with pip"; \
 	  $(BIN)/python -m pip install -q -r requirements.lock -e . ; \
