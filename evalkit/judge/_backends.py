@@ -7,6 +7,7 @@ reading ``--help`` loads no HTTP client.
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,24 @@ if TYPE_CHECKING:
     from evalkit.catalogue import Catalogue
     from evalkit.judge._base import Backend
     from evalkit.judge._prompt import JudgeParams
+
+
+#: The module of each backend kind (``replay`` has none: the ledger answers).
+BACKEND_MODULES = {
+    "anthropic": "evalkit.judge.anthropic",
+    "openai": "evalkit.judge.openai",
+    "recorded": "evalkit.judge.recorded",
+    "baseline": "evalkit.judge.baseline",
+}
+
+
+def import_backend(spec: str) -> None:
+    """Import the module of the backend ``spec`` names, so that a caller chooses when its
+    import is paid (the Anthropic SDK takes over a second); nothing for ``replay`` or an
+    unknown kind, which :func:`make_backend` refuses."""
+    module = BACKEND_MODULES.get(spec.partition(":")[0])
+    if module is not None:
+        importlib.import_module(module)
 
 
 def judge_slug(judge: str) -> str:

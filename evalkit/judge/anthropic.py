@@ -1,5 +1,8 @@
 """The ``anthropic`` judge backend: the Messages API through ``anthropic.AsyncAnthropic``.
 
+(About 400 lines, one concept: one call and its retries; batches, estimates, replies and
+HTTP bounds are modules of their own, ``_anthropic_*``.)
+
 * Credentials: ``ANTHROPIC_API_KEY`` (or ``api_key=``); without one the backend
   refuses to run with a :class:`JudgeError` before any request, and the SDK is never
   left to look for other credentials. ``ANTHROPIC_BASE_URL`` is honoured by the SDK.
