@@ -21,10 +21,11 @@ import jupytext
 import nbformat
 import pytest
 
-from evalkit.report import HEADLINE_MIME, STUDIES, Headline, read_headline
 from evalkit.report._cli import study_parameter
 from evalkit.report._execute import notebook_parameters
 from evalkit.report._render import stable_chart_ids
+from evalkit.report._run import STUDIES
+from evalkit.report._summary import HEADLINE_MIME, Headline, read_headline
 from evalkit.report._workspace import WORKBOOKS
 from tests.report.world import build_world, seal_heldout
 

@@ -11,7 +11,8 @@ import nbformat
 import pytest
 
 from evalkit.cli import main
-from evalkit.report import STUDIES, work_from_project_root
+from evalkit.report import work_from_project_root
+from evalkit.report._run import STUDIES
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATES = REPO / "notebooks"
