@@ -5,7 +5,9 @@ The gate checks each ledger row's rubric hash against ``catalogue.rubric(dim)``,
 rubric in force, and sets aside rows judged under any other version. To describe a rubric
 variant, :func:`gate_view` files the asked rubric under the version in force, so the gate
 reads the variant's rows; :func:`variant_reasons` says, in words, why a verdict read that
-way is exploratory. ``evaluate(..., rubric_versions=...)`` uses both.
+way is exploratory, and :func:`variant_scope` which dimensions it covers.
+``evaluate(..., rubric_versions=...)`` uses them; the study pages too
+(``evalkit.report.gate_view``, ``evalkit.report.exploration``).
 """
 
 from __future__ import annotations
