@@ -4,8 +4,9 @@
 :class:`GateVerdict` whose reasons cite the ADR behind each rule; its third argument is
 the loaded :class:`~evalkit.catalogue.Catalogue` (preferred: strata, template families,
 rubrics in force) or bare :class:`~evalkit.catalogue.FrozenConstants` (every row gated).
-For an exploratory verdict under another rubric version pass
-``evalkit.report.gate_view(catalogue, {dimension: version})`` in its place. ``pairs(ledger,
+``evaluate(..., rubric_versions={dimension: version})`` gives the exploratory verdict of a
+rubric variant on the rows judged under it: marked ``exploratory``, never ``passed``
+(ADR-0017). ``pairs(ledger,
 catalogue)`` is the frame of judge-versus-human pairs the gate reads (columns ``judge``,
 ``human`` and the case's metadata), accepted as is by every agreement function.
 """

@@ -21,6 +21,9 @@ Rules and where they are decided:
   injected text asked for (and the humans did not) is a hard fail of that dimension.
 - Constants whose identity is in no entry of the catalogue's ``ratified.yaml`` make every
   dimension a hard fail (ADR-0013): an edited threshold is never a quiet pass.
+- ``rubric_versions`` other than those in force give an exploratory verdict (ADR-0017):
+  the same rules on the rows judged under the asked versions, of those dimensions only,
+  marked as such and never passing (:mod:`evalkit.gate._view`).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from evalkit.gate._repeats import cherry_picked_repeats, stability
 from evalkit.gate._rules import rule_agreement
 from evalkit.gate._threshold import fmt_value, threshold_reasons
 from evalkit.gate._verdict import DimensionVerdict, GateVerdict, Reason
+from evalkit.gate._view import gate_view, variant_scope
 
 #: Statuses of judge answers that count against the frozen share.
 FAILED_STATUSES = ("unparseable", "refused", "error")
@@ -327,6 +331,7 @@ def evaluate(
     judge_spec: str | None = None,
     labels_from: str | None = None,
     label_history: LabelHistory | None = None,
+    rubric_versions: Mapping[str, str] | None = None,
 ) -> GateVerdict:
     """Decide the gate from a judge ledger frame, human labels and the frozen constants.
 
@@ -355,8 +360,21 @@ def evaluate(
     the CLI passes it), labels committed after the judge's first answer, or not committed,
     are a hard fail; without it this is not checked.
 
+    ``rubric_versions`` ({dimension: version}) asks for the exploratory verdict of a rubric
+    variant (ADR-0017): the same rules, read on the rows judged under the asked versions
+    (:func:`~evalkit.gate._view.gate_view`), over the asked gated dimensions only. Its
+    ``exploratory`` says why, each dimension carries an ``exploratory`` note, and it never
+    passes (``passed`` is False whatever it finds): it describes the variant, it is no
+    launch verdict. Asked at the versions in force, it is the plain verdict. Needs the
+    :class:`Catalogue`; a version the catalogue has no rubric for is a ``CatalogueError``,
+    a dimension that is not gated a ``ValueError``.
+
     Pure: reads nothing from disk and writes nothing. Deterministic for a given ``seed``.
     """
+    exploring, dims = variant_scope(constants, rubric_versions)
+    if exploring:
+        assert isinstance(constants, Catalogue)
+        constants = gate_view(constants, rubric_versions)
     catalogue = constants if isinstance(constants, Catalogue) else None
     frozen = catalogue.constants if catalogue is not None else constants
     assert isinstance(frozen, FrozenConstants)
@@ -377,7 +395,7 @@ def evaluate(
         ledger = ledger[ledger["case_id"].isin({c.id for c in catalogue.split(split)})]
     stale = stale_requests(ledger, catalogue) if catalogue is not None else set()
     verdicts = {}
-    for dim in frozen.gated_dimensions:
+    for dim in dims or frozen.gated_dimensions:
         rows = ledger[ledger["dimension"] == dim] if len(ledger) else ledger
         verdicts[dim] = _evaluate_dimension(
             dim,
@@ -403,10 +421,17 @@ def evaluate(
             everywhere.insert(
                 0, Reason("constants_not_ratified", "hard_fail", status.reason(), "adr-0013")
             )
+    if exploring:
+        message = "exploratory, not gate evidence: " + "; ".join(exploring)
+        everywhere.append(Reason("exploratory", "note", message, "adr-0017"))
     verdicts = {dim: _with_reasons(v, everywhere) for dim, v in verdicts.items()}
     passed = all(v.verdict == "PASS" for v in verdicts.values())
     return GateVerdict(
-        overall="PASS" if passed else "FAIL", dimensions=verdicts, hashes=expected, judge=judge
+        overall="PASS" if passed else "FAIL",
+        dimensions=verdicts,
+        hashes=expected,
+        judge=judge,
+        exploratory=tuple(exploring),
     )
 
 

@@ -38,6 +38,7 @@ ADR = {
     "adr-0014": "docs/adr/0014-minimum-pairs-per-dimension.md",
     "adr-0015": "docs/adr/0015-hash-chained-seals.md",
     "adr-0016": "docs/adr/0016-one-judge-and-injection-canaries.md",
+    "adr-0017": "docs/adr/0017-exploratory-studies.md",
     "adr-0027": "docs/adr/0027-repeat-samples-and-the-gated-answer.md",
     "adr-0030": "docs/adr/0030-gate-evidence-is-checked-at-gate-time.md",
 }
@@ -191,17 +192,27 @@ class DimensionVerdict:
 
 @dataclass(frozen=True)
 class GateVerdict:
-    """PASS only if every gated dimension passes."""
+    """PASS only if every gated dimension passes; an exploratory verdict never passes."""
 
     overall: Literal["PASS", "FAIL"]
     dimensions: dict[str, DimensionVerdict]
     hashes: dict[str, Any] = field(default_factory=dict)
     judge: dict[str, Any] = field(default_factory=dict)
     """Who was gated: judge spec, backend, model and responding model (ADR-0016)."""
+    exploratory: tuple[str, ...] = ()
+    """Why this verdict describes a variant and is no launch verdict (ADR-0017), e.g.
+    ``self_harm rubric v1 is studied; v3 is in force``; empty for the gate's own. Then
+    ``overall`` is what the gate would find on the variant, and ``passed`` is False."""
 
     @property
     def passed(self) -> bool:
-        return self.overall == "PASS"
+        """The launch verdict: PASS, and not exploratory."""
+        return self.overall == "PASS" and not self.exploratory
+
+    def _overall_text(self) -> str:
+        if not self.exploratory:
+            return self.overall
+        return f"exploratory, not gate evidence (would {self.overall})"
 
     def _judge_text(self) -> str:
         judge = self.judge or {}
@@ -210,7 +221,8 @@ class GateVerdict:
 
     def __repr__(self) -> str:
         judge = self._judge_text()
-        lines = [f"GateVerdict: {self.overall}" + (f" ({judge})" if judge else "")]
+        lines = [f"GateVerdict: {self._overall_text()}" + (f" ({judge})" if judge else "")]
+        lines += [f"  {reason}" for reason in self.exploratory]
         width = max((len(d) for d in self.dimensions), default=0)
         for dim, v in self.dimensions.items():
             blocking = [r.code for r in v.reasons if r.severity != "note"]
@@ -225,7 +237,7 @@ class GateVerdict:
             rows.append(
                 {
                     "dimension": dim,
-                    "verdict": badge(v.verdict),
+                    "verdict": badge(f"would {v.verdict}" if self.exploratory else v.verdict),
                     "kappa": v.kappa if v.kappa is not None else v.kappa_status,
                     "ci": interval(v.ci_low, v.ci_high),
                     "n": v.n,
@@ -251,6 +263,16 @@ class GateVerdict:
                 _BLOCKING if v.verdict == "FAIL" else None for v in self.dimensions.values()
             ],
         )
+        if self.exploratory:
+            return card(
+                "Exploratory verdict — not gate evidence (ADR-0017)",
+                paragraph("Why: " + "; ".join(self.exploratory) + "."),
+                table,
+                "What the gate would find on these rows; it describes the variant and never "
+                "gates a launch.",
+                verdict="exploratory",
+                subtitle=self._judge_text(),
+            )
         return card(
             "Gate verdict",
             table,
@@ -265,6 +287,7 @@ class GateVerdict:
             "dimensions": {d: v.to_dict() for d, v in self.dimensions.items()},
             "hashes": self.hashes,
             "judge": self.judge,
+            **({"exploratory": list(self.exploratory)} if self.exploratory else {}),
         }
 
     def to_json(self, **kwargs: Any) -> str:

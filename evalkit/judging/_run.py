@@ -91,7 +91,10 @@ async def ajudge_cases(
         for c in (catalogue.split("calibration") if cases is None else cases)
     ]
     seal = _require_sealed(catalogue) if any(c.split == "heldout" for c in case_list) else None
-    dims = list(dimensions or catalogue.constants.gated_dimensions)
+    # A rubric variant re-judges only the dimension(s) it varies (#28).
+    in_force = catalogue.constants.rubrics_in_force
+    varied = [d for d, v in (rubric_versions or {}).items() if in_force.get(d) != v]
+    dims = list(dimensions or varied or catalogue.constants.gated_dimensions)
     if backend is None:
         backend = make_backend(
             judge, catalogue, for_gate=for_gate, params=params, call_deadline=call_deadline
@@ -263,11 +266,16 @@ def judge_cases(
     Arguments:
 
     * ``cases``: Case objects or ids (default: the calibration split; held-out cases
-      need sealed labels). ``dimensions``: default the gated dimensions.
+      need sealed labels). ``dimensions``: default the gated dimensions, or, when
+      ``rubric_versions`` asks for a version other than the one in force, only the
+      dimension(s) it varies (the others' answers would not change).
     * ``judge``: ``baseline``, ``anthropic:MODEL``, ``openai:URL:MODEL``, ``replay`` or
       ``replay:JUDGE``; ``backend``: a backend object instead (tests, custom clients).
     * ``ledger``: the SQLite ledger path (created if missing).
-    * ``rubric_versions``: {dimension: version}, default the rubrics in force.
+    * ``rubric_versions``: {dimension: version}, default the rubrics in force. A request
+      scores every dimension it names in one call (``together``), so the key of a varied
+      dimension judged alone differs from one judged beside the others: pass
+      ``dimensions`` to match answers recorded that way.
     * ``turns``: ``final``, ``all`` (every assistant turn, each judged on the prefix
       ending with it) or explicit turn indices.
     * ``together``: score a case's dimensions in one call (False: one call each).

@@ -1,13 +1,49 @@
-"""Study notebooks executed by papermill and rendered to offline HTML reports.
+"""Study notebooks executed by papermill and rendered to offline HTML reports, and the
+displays a researcher's notebook uses.
 
-``run_studies`` (and ``evalkit study``) executes the study notebooks of ``notebooks/``
-and writes ``reports/``: one page per study without code cells, the ADRs they cite
-rendered beside them, and ``index.html``. The notebooks import this package as ``rp``
-for everything they display: escaped HTML fragments (:mod:`._html`), offline charts
-(:mod:`._charts`), composite panels (:mod:`._panels`) and the frames behind them
-(:mod:`._frames`, :mod:`._power`, :mod:`._protocol_frames`). Every page names the
-judges recorded in its ledger (:mod:`._provenance`), and a run that studies a rubric or
-constants other than the gate's is labelled exploratory (:mod:`._exploration`, ADR-0017).
+``evalkit study`` executes the study notebooks of ``notebooks/`` and writes ``reports/``.
+The notebooks import this package as ``rp``; what they use is its public surface:
+
+- **Working directory**: :func:`work_from_project_root`, the first call of a notebook
+  opened in ``workspace/`` or ``notebooks/`` (relative paths are read from the root).
+- **Exploration** (ADR-0017): :func:`exploration` (is a run gate evidence, and if not,
+  why) and :func:`gate_view` (the catalogue as the gate reads a rubric variant; for a
+  variant's verdict, ``evalkit.gate.evaluate(..., rubric_versions=...)`` is shorter).
+- **Frames** (pandas, documented columns): :func:`agreement_frame`,
+  :func:`group_agreement`, :func:`disagreements`, :func:`marginals`,
+  :func:`dimension_diagnosis`, :func:`paradox_summary`, :func:`per_bin_diagnostics`,
+  :func:`recall_frame`, :func:`advice_frame`, :func:`apart_frame`,
+  :func:`verdict_overview`, :func:`flags_text`, :func:`error_structure`,
+  :func:`ceiling_frame`, :func:`reference_bins`, :func:`prevalence_study`,
+  :func:`prevalence_sets`, :func:`heldout_status`, :func:`blind_preview`,
+  :func:`construct_examples`, :func:`same_call_summary`, :func:`split_composition`,
+  :func:`version_movement`.
+- **Charts** (offline Vega-Lite with an SVG fallback, ``docs/notebooks.md``):
+  :func:`chart`, :func:`confusion_heatmap`, :func:`marginals_chart`,
+  :func:`group_kappa_chart`, :func:`power_chart`, :func:`stacked_share_chart`,
+  :func:`ceiling_chart`, :func:`shares_chart`, :func:`mutation_chart`,
+  :func:`rule_cases_chart`; :func:`figure` embeds a matplotlib figure.
+- **Panels and tables** (escaped HTML with their own styles): :func:`header`,
+  :func:`verdict_panel`, :func:`overall_verdict`, :func:`verdict_overview_table`,
+  :func:`agreement_display`, :func:`group_table`, :func:`marginals_table`,
+  :func:`quantity_table`, :func:`apart_table`, :func:`transcripts`, :func:`rubric_card`,
+  :func:`adr_list`, :func:`construct_caveat`, :func:`human_evidence_panel`,
+  :func:`labelers_panel`, :func:`audit_panel`, :func:`rules_panel`,
+  :func:`error_structure_panel`, :func:`power_panel` (:class:`PowerPanel`),
+  :func:`plan_table`, :func:`shares_table`, :func:`widths_table`.
+- **HTML building blocks**: :class:`Html`, :func:`heading`, :func:`paragraph`,
+  :func:`bullets`, :func:`callout`, :func:`code`, :func:`table`, :func:`key_values`,
+  :func:`row`, :func:`section`, :func:`esc`, and the formats :func:`interval`,
+  :func:`pct`, :func:`readable`, :func:`dimension_name`.
+- **Study headlines** (the index page's line per study): :func:`publish_headline`,
+  :func:`gate_headline`, :func:`construct_headline`, :func:`onset_headline`,
+  :func:`prevalence_headline`, :func:`mutation_headline`, :func:`refused_headline`.
+- **Rendering**: :func:`render_notebook`, an executed notebook as an offline page.
+
+The machinery behind ``evalkit study`` (``run_studies`` and ``STUDIES`` in
+:mod:`._run`, execution, secret scans, ADR pages, the index) is private: import it from
+its module. The names that were public before are still found here, with a
+``DeprecationWarning`` naming their module.
 """
 
 from typing import TYPE_CHECKING
@@ -15,9 +51,7 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from evalkit.report._adr import AdrPage, markdown_to_html, render_adrs
     from evalkit.report._charts import (
-        Chart,
         chart,
         confusion_heatmap,
         figure,
@@ -26,25 +60,9 @@ if TYPE_CHECKING:
         power_chart,
         stacked_share_chart,
     )
-    from evalkit.report._departures import (
-        ErrorStructure,
-        cells_table,
-        direction_table,
-        error_structure,
-        error_structure_panel,
-        length_table,
-    )
-    from evalkit.report._execute import Execution, execute_study, read_source
-    from evalkit.report._exploration import (
-        EXPLORATORY,
-        Exploration,
-        exploration,
-        exploration_banner,
-        gate_view,
-        threshold_reading,
-    )
+    from evalkit.report._departures import error_structure, error_structure_panel
+    from evalkit.report._exploration import exploration, gate_view
     from evalkit.report._frames import (
-        adr_href,
         advice_frame,
         agreement_frame,
         apart_frame,
@@ -55,31 +73,24 @@ if TYPE_CHECKING:
         marginals,
         paradox_summary,
         per_bin_diagnostics,
-        reasons_frame,
         recall_frame,
         verdict_overview,
     )
     from evalkit.report._html import (
         Html,
-        badge,
         bullets,
         callout,
         code,
         esc,
-        fmt,
         heading,
         interval,
-        join,
         key_values,
-        link,
         paragraph,
         pct,
         readable,
         row,
         section,
-        strong,
         table,
-        transcript,
     )
     from evalkit.report._labelers import (
         audit_panel,
@@ -97,7 +108,6 @@ if TYPE_CHECKING:
         dimension_name,
         group_table,
         header,
-        judge_note,
         marginals_table,
         overall_verdict,
         quantity_table,
@@ -108,71 +118,46 @@ if TYPE_CHECKING:
     )
     from evalkit.report._power import PowerPanel, power_panel
     from evalkit.report._prevalence import (
-        PrevalenceStudy,
-        labelled_split,
         plan_table,
         prevalence_headline,
         prevalence_sets,
         prevalence_study,
         shares_chart,
-        shares_frame,
         shares_table,
         widths_table,
     )
     from evalkit.report._protocol_frames import (
-        HeldoutStatus,
         blind_preview,
         construct_examples,
         heldout_status,
-        long_counts,
         same_call_summary,
         split_composition,
         version_movement,
     )
-    from evalkit.report._provenance import (
-        JUDGE_COLUMNS,
-        answering_judges,
-        judges_in_ledger,
-        judges_table,
-        ledger_frame,
-    )
-    from evalkit.report._render import OfflineError, remote_references, render_notebook, vega_bundle
+    from evalkit.report._render import render_notebook
     from evalkit.report._rules import (
-        item_difficulty,
-        labeler_rule_agreement,
         mutation_chart,
         mutation_headline,
         rule_cases_chart,
-        rule_disagreements,
         rules_panel,
     )
-    from evalkit.report._run import (
-        STUDIES,
-        RunSummary,
-        Study,
-        StudyResult,
-        run_studies,
-        write_index,
-    )
-    from evalkit.report._secrets import SecretLeakError, check_parameters, scan_files, scan_text
     from evalkit.report._summary import (
-        HEADLINE_MIME,
-        Headline,
         construct_headline,
         gate_headline,
         onset_headline,
         publish_headline,
-        read_headline,
         refused_headline,
     )
     from evalkit.report._workdir import work_from_project_root
 else:  # imported on first use, so that importing the package stays light
-    __getattr__, __dir__ = lazy_exports(
+    import importlib
+    import warnings
+    from typing import Any
+
+    _getattr, __dir__ = lazy_exports(
         __name__,
         {
-            "_adr": ["AdrPage", "markdown_to_html", "render_adrs"],
             "_charts": [
-                "Chart",
                 "chart",
                 "confusion_heatmap",
                 "figure",
@@ -181,25 +166,9 @@ else:  # imported on first use, so that importing the package stays light
                 "power_chart",
                 "stacked_share_chart",
             ],
-            "_departures": [
-                "ErrorStructure",
-                "cells_table",
-                "direction_table",
-                "error_structure",
-                "error_structure_panel",
-                "length_table",
-            ],
-            "_execute": ["Execution", "execute_study", "read_source"],
-            "_exploration": [
-                "EXPLORATORY",
-                "Exploration",
-                "exploration",
-                "exploration_banner",
-                "gate_view",
-                "threshold_reading",
-            ],
+            "_departures": ["error_structure", "error_structure_panel"],
+            "_exploration": ["exploration", "gate_view"],
             "_frames": [
-                "adr_href",
                 "advice_frame",
                 "agreement_frame",
                 "apart_frame",
@@ -210,31 +179,24 @@ else:  # imported on first use, so that importing the package stays light
                 "marginals",
                 "paradox_summary",
                 "per_bin_diagnostics",
-                "reasons_frame",
                 "recall_frame",
                 "verdict_overview",
             ],
             "_html": [
                 "Html",
-                "badge",
                 "bullets",
                 "callout",
                 "code",
                 "esc",
-                "fmt",
                 "heading",
                 "interval",
-                "join",
                 "key_values",
-                "link",
                 "paragraph",
                 "pct",
                 "readable",
                 "row",
                 "section",
-                "strong",
                 "table",
-                "transcript",
             ],
             "_labelers": [
                 "audit_panel",
@@ -252,7 +214,6 @@ else:  # imported on first use, so that importing the package stays light
                 "dimension_name",
                 "group_table",
                 "header",
-                "judge_note",
                 "marginals_table",
                 "overall_verdict",
                 "quantity_table",
@@ -263,27 +224,54 @@ else:  # imported on first use, so that importing the package stays light
             ],
             "_power": ["PowerPanel", "power_panel"],
             "_prevalence": [
-                "PrevalenceStudy",
-                "labelled_split",
                 "plan_table",
                 "prevalence_headline",
                 "prevalence_sets",
                 "prevalence_study",
                 "shares_chart",
-                "shares_frame",
                 "shares_table",
                 "widths_table",
             ],
             "_protocol_frames": [
-                "HeldoutStatus",
                 "blind_preview",
                 "construct_examples",
                 "heldout_status",
-                "long_counts",
                 "same_call_summary",
                 "split_composition",
                 "version_movement",
             ],
+            "_render": ["render_notebook"],
+            "_rules": ["mutation_chart", "mutation_headline", "rule_cases_chart", "rules_panel"],
+            "_summary": [
+                "construct_headline",
+                "gate_headline",
+                "onset_headline",
+                "publish_headline",
+                "refused_headline",
+            ],
+            "_workdir": ["work_from_project_root"],
+        },
+    )
+
+    #: Names public before #28, now private: still resolved, with a warning naming the module.
+    _FORMER = {
+        name: module
+        for module, names in {
+            "_adr": ["AdrPage", "markdown_to_html", "render_adrs"],
+            "_charts": ["Chart"],
+            "_departures": ["ErrorStructure", "cells_table", "direction_table", "length_table"],
+            "_execute": ["Execution", "execute_study", "read_source"],
+            "_exploration": [
+                "EXPLORATORY",
+                "Exploration",
+                "exploration_banner",
+                "threshold_reading",
+            ],
+            "_frames": ["adr_href", "reasons_frame"],
+            "_html": ["badge", "fmt", "join", "link", "strong", "transcript"],
+            "_panels": ["judge_note"],
+            "_prevalence": ["PrevalenceStudy", "labelled_split", "shares_frame"],
+            "_protocol_frames": ["HeldoutStatus", "long_counts"],
             "_provenance": [
                 "JUDGE_COLUMNS",
                 "answering_judges",
@@ -291,70 +279,43 @@ else:  # imported on first use, so that importing the package stays light
                 "judges_table",
                 "ledger_frame",
             ],
-            "_render": ["OfflineError", "remote_references", "render_notebook", "vega_bundle"],
-            "_rules": [
-                "item_difficulty",
-                "labeler_rule_agreement",
-                "mutation_chart",
-                "mutation_headline",
-                "rule_cases_chart",
-                "rule_disagreements",
-                "rules_panel",
-            ],
+            "_render": ["OfflineError", "remote_references", "vega_bundle"],
+            "_rules": ["item_difficulty", "labeler_rule_agreement", "rule_disagreements"],
             "_run": ["STUDIES", "RunSummary", "Study", "StudyResult", "run_studies", "write_index"],
             "_secrets": ["SecretLeakError", "check_parameters", "scan_files", "scan_text"],
-            "_summary": [
-                "HEADLINE_MIME",
-                "Headline",
-                "construct_headline",
-                "gate_headline",
-                "onset_headline",
-                "publish_headline",
-                "read_headline",
-                "refused_headline",
-            ],
-            "_workdir": ["work_from_project_root"],
-        },
-    )
+            "_summary": ["HEADLINE_MIME", "Headline", "read_headline"],
+        }.items()
+        for name in names
+    }
+
+    def __getattr__(name: str) -> Any:
+        module = _FORMER.get(name)
+        if module is None:
+            return _getattr(name)
+        warnings.warn(
+            f"evalkit.report.{name} is private: import it from evalkit.report.{module}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
-    "EXPLORATORY",
-    "HEADLINE_MIME",
-    "JUDGE_COLUMNS",
-    "STUDIES",
-    "AdrPage",
-    "Chart",
-    "ErrorStructure",
-    "Execution",
-    "Exploration",
-    "Headline",
-    "HeldoutStatus",
     "Html",
-    "OfflineError",
     "PowerPanel",
-    "PrevalenceStudy",
-    "RunSummary",
-    "SecretLeakError",
-    "Study",
-    "StudyResult",
-    "adr_href",
     "adr_list",
     "advice_frame",
     "agreement_display",
     "agreement_frame",
-    "answering_judges",
     "apart_frame",
     "apart_table",
     "audit_panel",
-    "badge",
     "blind_preview",
     "bullets",
     "callout",
     "ceiling_chart",
     "ceiling_frame",
-    "cells_table",
     "chart",
-    "check_parameters",
     "code",
     "confusion_heatmap",
     "construct_caveat",
@@ -362,17 +323,13 @@ __all__ = [
     "construct_headline",
     "dimension_diagnosis",
     "dimension_name",
-    "direction_table",
     "disagreements",
     "error_structure",
     "error_structure_panel",
     "esc",
-    "execute_study",
     "exploration",
-    "exploration_banner",
     "figure",
     "flags_text",
-    "fmt",
     "gate_headline",
     "gate_view",
     "group_agreement",
@@ -383,23 +340,11 @@ __all__ = [
     "heldout_status",
     "human_evidence_panel",
     "interval",
-    "item_difficulty",
-    "join",
-    "judge_note",
-    "judges_in_ledger",
-    "judges_table",
     "key_values",
-    "labeler_rule_agreement",
     "labelers_panel",
-    "labelled_split",
-    "ledger_frame",
-    "length_table",
-    "link",
-    "long_counts",
     "marginals",
     "marginals_chart",
     "marginals_table",
-    "markdown_to_html",
     "mutation_chart",
     "mutation_headline",
     "onset_headline",
@@ -416,42 +361,27 @@ __all__ = [
     "prevalence_study",
     "publish_headline",
     "quantity_table",
-    "read_headline",
-    "read_source",
     "readable",
-    "reasons_frame",
     "recall_frame",
     "reference_bins",
     "refused_headline",
-    "remote_references",
-    "render_adrs",
     "render_notebook",
     "row",
     "rubric_card",
     "rule_cases_chart",
-    "rule_disagreements",
     "rules_panel",
-    "run_studies",
     "same_call_summary",
-    "scan_files",
-    "scan_text",
     "section",
     "shares_chart",
-    "shares_frame",
     "shares_table",
     "split_composition",
     "stacked_share_chart",
-    "strong",
     "table",
-    "threshold_reading",
-    "transcript",
     "transcripts",
-    "vega_bundle",
     "verdict_overview",
     "verdict_overview_table",
     "verdict_panel",
     "version_movement",
     "widths_table",
     "work_from_project_root",
-    "write_index",
 ]

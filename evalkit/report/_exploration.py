@@ -6,19 +6,30 @@ from the constants' ``rubrics_in_force``, when the constants in force are not th
 ratified ones (ADR-0013), or when exploration is asked for outright (``--explore``).
 Its pages carry a banner, show only the dimensions asked for, and give each kappa
 against the threshold as "would reach / would not reach the threshold", never as a
-PASS / FAIL badge.
+PASS / FAIL badge. ``gate_view`` and ``check_rubric_versions`` are the gate's
+(:mod:`evalkit.gate._view`), which ``evaluate(..., rubric_versions=...)`` reads too.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evalkit.catalogue import Catalogue
-from evalkit.errors import CatalogueError, Problem
+from evalkit.gate._view import check_rubric_versions, gate_view, variant_reasons
 from evalkit.report._frames import adr_href
 from evalkit.report._html import Html, bullets, callout, link, paragraph
+
+__all__ = [
+    "ADR_FILE",
+    "EXPLORATORY",
+    "Exploration",
+    "check_rubric_versions",
+    "exploration",
+    "exploration_banner",
+    "gate_view",
+    "threshold_reading",
+]
 
 #: The banner's title, on every page of an exploratory run.
 EXPLORATORY = "Exploratory — not gate evidence"
@@ -45,32 +56,6 @@ class Exploration:
         return bool(self.reasons)
 
 
-def check_rubric_versions(
-    catalogue: Catalogue, rubric_versions: Mapping[str, str] | None
-) -> dict[str, str]:
-    """``rubric_versions`` ({dimension: version}) as plain strings, each checked to have a
-    rubric file in the catalogue.
-
-    Raises :class:`~evalkit.errors.CatalogueError` naming every dimension without any
-    rubric and every version that has no rubric file, with the ones that exist.
-    """
-    asked = {str(d): str(v) for d, v in (rubric_versions or {}).items()}
-    where = str(catalogue.root / "rubrics")
-    known = sorted({d for d, _ in catalogue.rubrics})
-    problems = []
-    for dim, version in asked.items():
-        versions = sorted(v for d, v in catalogue.rubrics if d == dim)
-        if not versions:
-            message = f"no rubric for a dimension {dim!r}; dimensions: {', '.join(known)}"
-            problems.append(Problem(where, dim, "dimension", message))
-        elif version not in versions:
-            message = f"no rubric {dim} {version}; versions: {', '.join(versions)}"
-            problems.append(Problem(where, dim, "version", message))
-    if problems:
-        raise CatalogueError(problems)
-    return asked
-
-
 def exploration(
     catalogue: Catalogue,
     rubric_versions: Mapping[str, str] | None = None,
@@ -86,44 +71,13 @@ def exploration(
     :class:`~evalkit.errors.CatalogueError` for a rubric the catalogue does not hold.
     """
     asked = check_rubric_versions(catalogue, rubric_versions)
-    in_force = catalogue.constants.rubrics_in_force
-    reasons = []
-    if explore:
-        reasons.append("exploration was asked for (--explore)")
-    for dim, version in sorted(asked.items()):
-        now = in_force.get(dim)
-        if now is None:
-            reasons.append(f"{dim} rubric {version} is studied; no {dim} rubric is in force")
-        elif now != version:
-            reasons.append(f"{dim} rubric {version} is studied; {now} is in force")
+    reasons = ["exploration was asked for (--explore)"] if explore else []
+    reasons += variant_reasons(catalogue, asked)
     status = catalogue.ratification
     if not status.ratified:
         reasons.append(f"the constants are not the ratified ones: {status.reason()}")
     chosen = tuple(dimensions) if dimensions else tuple(catalogue.constants.gated_dimensions)
     return Exploration(tuple(reasons), chosen, asked)
-
-
-def gate_view(catalogue: Catalogue, rubric_versions: Mapping[str, str] | None) -> Catalogue:
-    """The catalogue as the gate sees it when the asked rubric versions are the ones read.
-
-    The gate checks each row's rubric hash against ``catalogue.rubric(dim)``, the rubric in
-    force. In this view the asked rubric is filed under the version in force, so the gate
-    reads the rows judged under it, and its verdict describes the same pairs as the
-    agreement table beside it. Nothing else changes: the constants, their hash and their
-    ratification stay those of the catalogue, as in the rows. The view is for a study's
-    exploratory verdict only, never for gate evidence. Without a differing version the
-    catalogue itself is returned.
-    """
-    asked = check_rubric_versions(catalogue, rubric_versions)
-    in_force = catalogue.constants.rubrics_in_force
-    swapped = {
-        (dim, in_force[dim]): catalogue.rubrics[(dim, version)]
-        for dim, version in asked.items()
-        if dim in in_force and in_force[dim] != version
-    }
-    if not swapped:
-        return catalogue
-    return dataclasses.replace(catalogue, rubrics={**catalogue.rubrics, **swapped})
 
 
 def threshold_reading(kappa: float | None, threshold: float, status: str = "ok") -> str:

@@ -23,7 +23,9 @@ def register(subparsers: Any) -> None:
         "plain notebook (no outputs, no jupytext pairing), to run, save and change freely. "
         "An existing file is never overwritten (exit 2). Open it with `make lab`.",
     )
-    new.add_argument("study", metavar="STUDY", help="study name, e.g. calibration_study")
+    new.add_argument(
+        "study", metavar="STUDY", help="study name, e.g. calibration_study, or tutorial"
+    )
     new.add_argument(
         "dir", metavar="DIR", nargs="?", default="workspace", help="folder (default: workspace)"
     )
@@ -35,12 +37,15 @@ def register(subparsers: Any) -> None:
 
 def run_new(args: argparse.Namespace) -> int:
     from evalkit.report._run import STUDIES
-    from evalkit.report._workspace import new_notebook
+    from evalkit.report._workspace import WORKBOOKS, new_notebook
 
     names = [s.name for s in STUDIES]
-    if args.study not in names:
+    if args.study not in names and args.study not in WORKBOOKS:
         print(
-            f"evalkit notebook: unknown study {args.study!r}; the studies are: " + ", ".join(names),
+            f"evalkit notebook: unknown study {args.study!r}; the studies are: "
+            + ", ".join(names)
+            + "; the worked example: "
+            + ", ".join(WORKBOOKS),
             file=sys.stderr,
         )
         return 2

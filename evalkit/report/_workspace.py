@@ -18,6 +18,10 @@ from evalkit.errors import EvalkitError
 #: The workspace folder, relative to the project root (listed in ``.gitignore``).
 WORKSPACE = Path("workspace")
 
+#: Templates that are not studies: copied into the workspace like one, never executed by
+#: ``evalkit study`` nor rendered into ``reports/``.
+WORKBOOKS = ("tutorial",)
+
 
 class WorkspaceError(EvalkitError):
     """A notebook cannot be copied into the workspace (exit code 2 in the CLI)."""

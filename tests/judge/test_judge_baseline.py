@@ -136,3 +136,28 @@ def test_faithfulness_counts_supported_sentences(tmp_path: Path) -> None:
     bins = frame.set_index("case_id")["bin"]
     assert bins["f-good"] == "high" and bins["f-bad"] == "low"
     assert frame["signal_present"].isna().all()
+
+
+def test_a_rubric_variant_re_judges_only_its_dimension(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """#28: with ``rubric_versions`` varying one dimension and no ``dimensions``, only that
+    dimension is judged (a paid judge would answer the others exactly as before); asked
+    at the versions in force, or with ``dimensions`` given, nothing changes."""
+    ledger = tmp_path / "l.sqlite"
+    variant = judge_cases(
+        catalogue, judge="baseline", ledger=ledger, rubric_versions={"self_harm": "v1"},
+        progress=False,
+    )  # fmt: skip
+    assert set(variant["dimension"]) == {"self_harm"}
+    assert set(variant["rubric_version"]) == {"v1"}
+    in_force = dict(catalogue.constants.rubrics_in_force)
+    same = judge_cases(
+        catalogue, judge="baseline", ledger=ledger, rubric_versions=in_force, progress=False
+    )
+    assert set(same["dimension"]) == set(catalogue.constants.gated_dimensions)
+    asked = judge_cases(
+        catalogue, dimensions=["self_harm", "escalation"], judge="baseline", ledger=ledger,
+        rubric_versions={"self_harm": "v1"}, progress=False,
+    )  # fmt: skip
+    assert set(asked["dimension"]) == {"self_harm", "escalation"}

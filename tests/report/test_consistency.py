@@ -17,7 +17,8 @@ from bs4 import BeautifulSoup
 
 from evalkit.catalogue import load
 from evalkit.cli import main
-from evalkit.report import dimension_name, run_studies
+from evalkit.report import dimension_name
+from evalkit.report._run import run_studies
 from tests.report.world import build_world, seal_heldout
 
 pytestmark = pytest.mark.slow

@@ -4,11 +4,11 @@ pairs, parameters papermill can list and set, runnable by papermill as they are.
 After editing a ``.py`` pair, bring its notebook along with
 ``jupytext --sync notebooks/*.py`` (every notebook is paired ``ipynb,py:percent``).
 
-Only the templates (one notebook per study in ``STUDIES``) are checked, and only their
-content: cells' source and tags, the parameters cell, no outputs. What JupyterLab
-rewrites on save (kernelspec, cell metadata) is not checked, and a researcher's own
-notebook in ``notebooks/`` is ignored; work belongs in the git-ignored ``workspace/``
-(``evalkit notebook new STUDY``).
+Only the templates (one notebook per study in ``STUDIES``, and the worked example
+``tutorial``, which is no study) are checked, and only their content: cells' source and
+tags, the parameters cell, no outputs. What JupyterLab rewrites on save (kernelspec, cell
+metadata) is not checked, and a researcher's own notebook in ``notebooks/`` is ignored;
+work belongs in the git-ignored ``workspace/`` (``evalkit notebook new STUDY``).
 """
 
 from __future__ import annotations
@@ -21,22 +21,28 @@ import jupytext
 import nbformat
 import pytest
 
-from evalkit.report import HEADLINE_MIME, STUDIES, Headline, read_headline
 from evalkit.report._cli import study_parameter
 from evalkit.report._execute import notebook_parameters
 from evalkit.report._render import stable_chart_ids
+from evalkit.report._run import STUDIES
+from evalkit.report._summary import HEADLINE_MIME, Headline, read_headline
+from evalkit.report._workspace import WORKBOOKS
 from tests.report.world import build_world, seal_heldout
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def templates(folder: Path) -> list[Path]:
-    """The shipped templates in ``folder``: one per study, whatever else a researcher
-    keeps beside them (their own notebooks, unpaired, are none of the suite's business)."""
-    return [folder / f"{s.name}.ipynb" for s in STUDIES]
+    """The shipped templates in ``folder``: one per study and the worked example, whatever
+    else a researcher keeps beside them (their own notebooks, unpaired, are none of the
+    suite's business)."""
+    return [folder / f"{name}.ipynb" for name in [*(s.name for s in STUDIES), *WORKBOOKS]]
 
 
 NOTEBOOKS = templates(REPO / "notebooks")
+#: The study templates: ``evalkit study`` runs these, never the tutorial
+#: (tests/report/test_tutorial.py runs that).
+STUDY_NOTEBOOKS = [p for p in NOTEBOOKS if p.stem not in WORKBOOKS]
 PAPERMILL = Path(sys.executable).with_name("papermill")
 
 
@@ -57,6 +63,11 @@ def test_every_study_has_its_notebook_and_py_pair() -> None:
 def test_a_researchers_own_notebook_beside_the_templates_is_ignored(tmp_path: Path) -> None:
     nbformat.write(nbformat.v4.new_notebook(), tmp_path / "my_analysis.ipynb")  # no jupytext
     assert tmp_path / "my_analysis.ipynb" not in templates(tmp_path)
+
+
+def test_the_tutorial_is_a_template_and_no_study() -> None:
+    assert REPO / "notebooks" / "tutorial.ipynb" in NOTEBOOKS
+    assert "tutorial" not in {s.name for s in STUDIES}  # evalkit study never renders it
 
 
 def template_problems(path: Path) -> list[str]:
@@ -165,8 +176,8 @@ SET = {
 
 # Every notebook as shipped; with -p only those whose parameters are more than a seed (the
 # parameter checks themselves are tests/report/test_study_parameters.py's, without kernels).
-RUNS = [pytest.param(p, False, id=f"{p.stem}-defaults") for p in NOTEBOOKS] + [
-    pytest.param(p, True, id=f"{p.stem}-with-p") for p in NOTEBOOKS if p.stem in SET
+RUNS = [pytest.param(p, False, id=f"{p.stem}-defaults") for p in STUDY_NOTEBOOKS] + [
+    pytest.param(p, True, id=f"{p.stem}-with-p") for p in STUDY_NOTEBOOKS if p.stem in SET
 ]
 
 

@@ -19,15 +19,9 @@ from evalkit.catalogue import load
 from evalkit.gate import pairs
 from evalkit.judge import load_ledger
 from evalkit.prevalence import PrevalenceInputError
-from evalkit.report import (
-    PrevalenceStudy,
-    RunSummary,
-    labelled_split,
-    prevalence_headline,
-    prevalence_study,
-    run_studies,
-    shares_frame,
-)
+from evalkit.report import prevalence_headline, prevalence_study
+from evalkit.report._prevalence import PrevalenceStudy, labelled_split, shares_frame
+from evalkit.report._run import RunSummary, run_studies
 
 REPO = Path(__file__).resolve().parents[2]
 BINS = ["low", "partial", "high"]

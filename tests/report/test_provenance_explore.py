@@ -17,6 +17,16 @@ from evalkit.cli import main
 from evalkit.errors import CatalogueError
 from evalkit.gate import evaluate, join_pairs
 from evalkit.judge import Ledger, judge_cases
+from evalkit.report._exploration import EXPLORATORY, exploration_banner
+from evalkit.report._panels import judge_note
+from evalkit.report._provenance import (
+    JUDGE_COLUMNS,
+    answering_judges,
+    judges_in_ledger,
+    judges_table,
+    ledger_frame,
+)
+from evalkit.report._run import run_studies
 from tests.report.world import build_world
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,8 +65,8 @@ def test_judges_in_ledger_one_row_per_judge_with_counts_params_and_times() -> No
             _row("a3", f"anthropic:{MODEL}", "2026-12-01T12:00:00", response_model="other"),
         ]
     )  # fmt: skip
-    judges = rp.judges_in_ledger(frame)
-    assert list(judges.columns) == list(rp.JUDGE_COLUMNS)
+    judges = judges_in_ledger(frame)
+    assert list(judges.columns) == list(JUDGE_COLUMNS)
     assert list(judges["judge"]) == [f"anthropic:{MODEL}", "baseline", f"anthropic:{MODEL}"]
     first, base, other = (judges.iloc[i] for i in range(3))
     assert (first["rows"], first["requests"]) == (2, 2)
@@ -66,11 +76,11 @@ def test_judges_in_ledger_one_row_per_judge_with_counts_params_and_times() -> No
     assert (first["first_at"], first["last_at"]) == ("2026-12-01T09:00:00", "2026-12-01T11:30:00")
     assert (base["rows"], base["requests"]) == (2, 1)
     assert base["response_model"] is None and base["temperature"] == (None,)
-    without_params = rp.judges_in_ledger(frame.drop(columns="params"))
+    without_params = judges_in_ledger(frame.drop(columns="params"))
     assert without_params["temperature"].tolist() == [(), (), ()]
-    assert rp.judges_in_ledger(frame.iloc[0:0]).empty
+    assert judges_in_ledger(frame.iloc[0:0]).empty
     with pytest.raises(ValueError, match="created_at"):
-        rp.judges_in_ledger(frame.drop(columns="created_at"))
+        judges_in_ledger(frame.drop(columns="created_at"))
 
 
 def test_the_deterministic_baseline_shows_no_times_a_model_judge_does() -> None:
@@ -80,12 +90,12 @@ def test_the_deterministic_baseline_shows_no_times_a_model_judge_does() -> None:
         [_row("b", "baseline", "2026-12-01T10:00:00"),
          _row("a", f"anthropic:{MODEL}", "2026-12-01T12:00:00")]
     )  # fmt: skip
-    html = rp.judges_table(rp.judges_in_ledger(frame)).html
+    html = judges_table(judges_in_ledger(frame)).html
     assert "2026-12-01 12:00" in html and "2026-12-01 10:00" not in html
     assert "deterministic" in html
     assert ">Rows<" in html
     # A study page leaves the ledger's counts to the index: later studies still add rows.
-    page = rp.judges_table(rp.judges_in_ledger(frame), counts=False).html
+    page = judges_table(judges_in_ledger(frame), counts=False).html
     assert ">Rows<" not in page and ">Requests<" not in page and "on the index" in page
 
 
@@ -93,11 +103,11 @@ def test_answering_judges_follow_the_replay_filter() -> None:
     frame = pd.DataFrame(
         [_row("b", "baseline", "2026-12-01T10:00"), _row("a", f"anthropic:{MODEL}", "2026-12-01")]
     )
-    judges = rp.judges_in_ledger(frame)
-    assert len(rp.answering_judges("replay", judges)) == 2
-    named = rp.answering_judges(f"replay:anthropic:{MODEL}", judges)
+    judges = judges_in_ledger(frame)
+    assert len(answering_judges("replay", judges)) == 2
+    named = answering_judges(f"replay:anthropic:{MODEL}", judges)
     assert list(named["judge"]) == [f"anthropic:{MODEL}"]
-    assert list(rp.answering_judges("baseline", judges)["judge"]) == ["baseline"]
+    assert list(answering_judges("baseline", judges)["judge"]) == ["baseline"]
 
 
 def test_a_replay_note_names_the_recorded_model_and_parameters() -> None:
@@ -105,23 +115,23 @@ def test_a_replay_note_names_the_recorded_model_and_parameters() -> None:
         [_row("a", f"anthropic:{MODEL}", "2026-12-01", response_model=MODEL,
               params={"max_tokens": 2048, "temperature": 0.0})]
     )  # fmt: skip
-    note = rp.judge_note("replay", judges=rp.judges_in_ledger(frame)).html
+    note = judge_note("replay", judges=judges_in_ledger(frame)).html
     assert f"Judge: anthropic:{MODEL} (answers replayed from the ledger)" in note
     assert "backend anthropic" in note and "temperature 0.0" in note and "max tokens 2048" in note
-    baseline = rp.judges_in_ledger(pd.DataFrame([_row("b", "baseline", "2026-12-01")]))
-    assert "offline floor, not a production judge" in rp.judge_note("replay", judges=baseline).html
+    baseline = judges_in_ledger(pd.DataFrame([_row("b", "baseline", "2026-12-01")]))
+    assert "offline floor, not a production judge" in judge_note("replay", judges=baseline).html
 
 
 def test_ledger_frame_reads_params_and_a_missing_ledger_is_empty(
     world: Catalogue, tmp_path: Path
 ) -> None:
-    assert rp.ledger_frame(tmp_path / "none.sqlite").empty
+    assert ledger_frame(tmp_path / "none.sqlite").empty
     ledger = tmp_path / "l.sqlite"
     rows = judge_cases(world, world.split("calibration")[:3], ["self_harm"], judge="baseline",
                        ledger=ledger, progress=False)  # fmt: skip
-    frame = rp.ledger_frame(ledger)
+    frame = ledger_frame(ledger)
     assert len(frame) == len(rows) and frame["params"].map(lambda p: "max_tokens" in p).all()
-    (judge,) = rp.judges_in_ledger(frame).to_dict(orient="records")
+    (judge,) = judges_in_ledger(frame).to_dict(orient="records")
     assert judge["judge"] == "baseline" and judge["rows"] == len(rows)
     assert judge["constants_hashes"] == (world.constants_hash,)
 
@@ -205,9 +215,9 @@ def test_exploratory_panels_show_no_badge_and_only_the_dimensions_asked_for(
     assert "self_harm" in panels[1] and "escalation" not in panels[1]
     gate = rp.verdict_overview_table(rp.verdict_overview(verdict)).html
     assert "ek-badge ek-fail" in gate and "escalation" in gate
-    banner = rp.exploration_banner(exploring).html
-    assert rp.EXPLORATORY in banner and "self_harm rubric v2 is studied" in banner
-    assert rp.exploration_banner(rp.exploration(world)).html == ""
+    banner = exploration_banner(exploring).html
+    assert EXPLORATORY in banner and "self_harm rubric v2 is studied" in banner
+    assert exploration_banner(rp.exploration(world)).html == ""
 
 
 # --- the command --------------------------------------------------------------------------
@@ -250,7 +260,7 @@ def _section(page: str, caption: str) -> str:
 def test_an_exploratory_run_is_labelled_on_every_page_and_never_shows_a_gate_badge(
     root: Path,
 ) -> None:
-    summary = rp.run_studies(
+    summary = run_studies(
         out="out", studies=["calibration_study", "heldout_revalidation"],
         notebooks=REPO / "notebooks", adr_dir=REPO / "docs" / "adr", log=lambda m: None,
         rubric_versions={"self_harm": "v1"}, explore=True,
@@ -261,7 +271,7 @@ def test_an_exploratory_run_is_labelled_on_every_page_and_never_shows_a_gate_bad
     pages = {p.stem: p.read_text(encoding="utf-8") for p in (root / "out").glob("*.html")}
     assert set(pages) == {"index", "calibration_study", "heldout_revalidation"}
     for name, text in pages.items():
-        assert rp.EXPLORATORY in text, name
+        assert EXPLORATORY in text, name
         assert "self_harm rubric v1 is studied; v3 is in force" in text, name
     calibration = pages["calibration_study"]
     assert "ek-badge ek-pass" not in calibration and "ek-badge ek-fail" not in calibration
@@ -269,7 +279,7 @@ def test_an_exploratory_run_is_labelled_on_every_page_and_never_shows_a_gate_bad
     overview = _section(calibration, "Kappa per dimension asked for")
     assert "self_harm" in overview and "escalation" not in overview
     assert re.search(r"would (not )?reach the threshold", overview)
-    verdict_pairs = re.search(rf"{rp.EXPLORATORY}: </strong>kappa [^;]*?(\d+) pairs", calibration)
+    verdict_pairs = re.search(rf"{EXPLORATORY}: </strong>kappa [^;]*?(\d+) pairs", calibration)
     agreement = _section(calibration, "Agreement statistics")
     assert verdict_pairs is not None and f'<td class="num">{verdict_pairs[1]}</td>' in agreement
     assert (root / "out" / "adr" / "0017-exploratory-studies.html").is_file()
@@ -297,9 +307,9 @@ def test_a_replayed_anthropic_ledger_names_its_model_on_the_index_and_every_page
     # The provenance block is one function on every page; three kinds of page (a verdict,
     # per-turn judging, rubric versions) keep the two full runs short.
     some = ("calibration_study", "onset_turns", "rubric_constructs")
-    first = rp.run_studies(out="first", ledger="led/baseline.sqlite", log=lambda m: None,
-                           notebooks=REPO / "notebooks", adr_dir=REPO / "docs" / "adr",
-                           overrides=FAST, studies=some)  # fmt: skip
+    first = run_studies(out="first", ledger="led/baseline.sqlite", log=lambda m: None,
+                        notebooks=REPO / "notebooks", adr_dir=REPO / "docs" / "adr",
+                        overrides=FAST, studies=some)  # fmt: skip
     assert first.ok, [r.error for r in first.results]
     recorded = _as_anthropic(root / "led" / "baseline.sqlite", root / "led" / "claude.sqlite")
     assert recorded > 0
@@ -312,7 +322,7 @@ def test_a_replayed_anthropic_ledger_names_its_model_on_the_index_and_every_page
         assert f"anthropic:{MODEL}" in text and "Judges recorded in the ledger" in text, name
         assert "Judge: replay" not in text and "<code>replay</code></td>" not in text, name
         assert "max tokens" in text.lower() or "Max tokens" in text, name
-        assert rp.EXPLORATORY not in text, name
+        assert EXPLORATORY not in text, name
     index = pages["index"]
     assert f"<td>anthropic:{MODEL}</td>" in index or f"<code>anthropic:{MODEL}</code>" in index
     assert re.search(r"<td class=\"num\">\d+</td><td class=\"num\">" + str(recorded), index)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.report import STUDIES, remote_references, run_studies
+from evalkit.report._render import remote_references
+from evalkit.report._run import STUDIES, run_studies
 from tests.report.browser import Page, chromium, open_page
 from tests.report.world import FAKE_KEY, PAYLOADS, build_world, disagree_on_payloads
 

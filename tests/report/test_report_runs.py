@@ -9,7 +9,8 @@ import jupytext
 import pytest
 
 from evalkit.cli import main
-from evalkit.report import SecretLeakError, run_studies
+from evalkit.report._run import run_studies
+from evalkit.report._secrets import SecretLeakError
 from tests.report.world import FAKE_KEY, build_world, seal_heldout
 
 pytestmark = pytest.mark.slow

@@ -15,8 +15,14 @@ import evalkit.report as rp
 from evalkit.catalogue import Catalogue
 from evalkit.gate import ADR, evaluate, study_pairs
 from evalkit.heldout import template_rows
+from evalkit.report._adr import render_adrs
+from evalkit.report._charts import Chart
 from evalkit.report._execute import read_source
-from evalkit.report._secrets import SecretLeakError
+from evalkit.report._frames import adr_href, reasons_frame
+from evalkit.report._html import fmt, link, strong, transcript
+from evalkit.report._render import OfflineError, remote_references, vega_bundle
+from evalkit.report._run import STUDIES
+from evalkit.report._secrets import SecretLeakError, check_parameters, scan_files
 from tests.report.world import FAKE_KEY, PAYLOADS, build_world
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,11 +44,11 @@ def test_every_helper_escapes_text(payload: str) -> None:
     frame = pd.DataFrame({"text": [payload], "n": [1]})
     fragments = [
         rp.table(frame, {"text": payload, "n": "n"}, caption=payload, note=payload),
-        rp.transcript([("user", payload), ("assistant", payload)], title=payload,
-                      meta={"case": payload}),
+        transcript([("user", payload), ("assistant", payload)], title=payload,
+                   meta={"case": payload}),
         rp.key_values({payload: payload}, caption=payload),
         rp.callout(payload, payload, kind="refusal"),
-        rp.paragraph(payload, rp.strong(payload), rp.code(payload)),
+        rp.paragraph(payload, strong(payload), rp.code(payload)),
         rp.heading(payload, 2, anchor=payload),
         rp.bullets([payload]),
     ]  # fmt: skip
@@ -55,17 +61,17 @@ def test_every_helper_escapes_text(payload: str) -> None:
 
 
 def test_links_stay_relative() -> None:
-    assert 'href="adr/0005-x.html"' in rp.link("adr/0005-x.html", "ADR-0005").html
+    assert 'href="adr/0005-x.html"' in link("adr/0005-x.html", "ADR-0005").html
     for bad in ("javascript:alert(1)", "https://cdn.example/x.js", "//evil.example/x",
                 " JavaScript:alert(1)", "data:text/html,<b>"):  # fmt: skip
         with pytest.raises(ValueError):
-            rp.link(bad, "x")
+            link(bad, "x")
 
 
 def test_formatting_of_missing_and_numbers() -> None:
-    assert rp.fmt(None) == "—" and rp.fmt(float("nan")) == "—" and rp.fmt(pd.NA) == "—"
-    assert rp.fmt(0.12345) == "0.123" and rp.fmt(3) == "3" and rp.fmt(True) == "yes"
-    assert rp.fmt("0") == "0" and rp.fmt("v2") == "v2"
+    assert fmt(None) == "—" and fmt(float("nan")) == "—" and fmt(pd.NA) == "—"
+    assert fmt(0.12345) == "0.123" and fmt(3) == "3" and fmt(True) == "yes"
+    assert fmt("0") == "0" and fmt("v2") == "v2"
     assert rp.pct(0.5) == "50.0%" and rp.interval(0.1, None) == "—"
     assert rp.interval(0.1, 0.2) == "[0.100, 0.200]"
 
@@ -117,7 +123,7 @@ def test_chart_builders_make_valid_specs() -> None:
     import vl_convert
 
     for chart in charts:
-        assert isinstance(chart, rp.Chart)
+        assert isinstance(chart, Chart)
         assert "datasets" in chart.spec
         compiled = vl_convert.vegalite_to_vega(chart.spec)
         assert compiled["marks"], chart.description
@@ -140,7 +146,7 @@ def test_matplotlib_figures_are_embedded_as_data_uris() -> None:
 def test_parameters_holding_a_secret_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     monkeypatch.setenv("OPENAI_API_KEY", "local-secret-value-1234")
-    rp.check_parameters({"judge": "anthropic:claude-sonnet-4-5-20250929", "seed": 0})
+    check_parameters({"judge": "anthropic:claude-sonnet-4-5-20250929", "seed": 0})
     for params in (
         {"judge": f"anthropic:{FAKE_KEY}"},
         {"api_key": "x"},
@@ -148,7 +154,7 @@ def test_parameters_holding_a_secret_are_refused(monkeypatch: pytest.MonkeyPatch
         {"extra": ["sk-ant-api03-abcdefghijk"]},
     ):
         with pytest.raises(SecretLeakError):
-            rp.check_parameters(params)
+            check_parameters(params)
 
 
 def test_scan_finds_planted_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,7 +163,7 @@ def test_scan_finds_planted_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     clean.write_text("<p>kappa 0.61, seed 0, sha256 " + "ab" * 32 + "</p>")
     leaky.write_text(f"<pre>{FAKE_KEY}</pre>")
     env_leak.write_text('{"text": "tok-0123456789abcdef"}')
-    found = rp.scan_files([clean, leaky, env_leak])
+    found = scan_files([clean, leaky, env_leak])
     assert {f.path for f in found} == {leaky, env_leak}
     assert all(FAKE_KEY not in f.what for f in found)
 
@@ -174,20 +180,20 @@ def test_adrs_render_beside_reports_escaped(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     (src / "0002-second.md").write_text("# ADR-0002: Second\n\nBack to ADR-0001.\n")
-    pages = rp.render_adrs(src, tmp_path / "out")
+    pages = render_adrs(src, tmp_path / "out")
     assert [p.number for p in pages] == ["0001", "0002"]
     first = (tmp_path / "out" / "adr" / "0001-first.html").read_text()
     assert "<script>alert" not in first and "&lt;script&gt;" in first
     assert 'href="javascript' not in first.lower()
     assert 'href="0002-second.html"' in first
     assert (tmp_path / "out" / "adr" / "index.html").is_file()
-    assert rp.remote_references(first) == []
+    assert remote_references(first) == []
 
 
 def test_every_gate_adr_has_a_shipped_page(tmp_path: Path) -> None:
-    pages = rp.render_adrs(REPO / "docs" / "adr", tmp_path)
+    pages = render_adrs(REPO / "docs" / "adr", tmp_path)
     for adr in ADR:
-        assert (tmp_path / rp.adr_href(adr)).is_file(), adr
+        assert (tmp_path / adr_href(adr)).is_file(), adr
     assert len(pages) >= 8
 
 
@@ -217,9 +223,9 @@ def test_render_hides_code_and_loads_vega_once() -> None:
     assert page.html.count("window.vegaEmbed=") == 1
     assert "secret_code_marker" not in page.html and "a warning" not in page.html
     assert "Some prose." in page.html and "<title>Tiny &lt;study&gt;</title>" in page.html
-    assert rp.remote_references(page.html) == []
+    assert remote_references(page.html) == []
     for cdn in ("require", "mathjax", "mermaid", "cdnjs", "jsdelivr"):
-        assert cdn not in page.html.lower().replace(rp.vega_bundle().lower(), ""), cdn
+        assert cdn not in page.html.lower().replace(vega_bundle().lower(), ""), cdn
 
 
 def test_page_without_charts_carries_no_bundle() -> None:
@@ -229,16 +235,16 @@ def test_page_without_charts_carries_no_bundle() -> None:
 
 
 def test_remote_references_are_detected() -> None:
-    assert rp.remote_references('<script src="https://cdn.jsdelivr.net/npm/vega"></script>')
-    assert rp.remote_references("<link href='//fonts.example/x.css'>")
-    assert rp.remote_references("<style>@import url(https://x.example/a.css);</style>")
-    assert not rp.remote_references('<img src="data:image/png;base64,AAAA"><a href="adr/x.html">')
+    assert remote_references('<script src="https://cdn.jsdelivr.net/npm/vega"></script>')
+    assert remote_references("<link href='//fonts.example/x.css'>")
+    assert remote_references("<style>@import url(https://x.example/a.css);</style>")
+    assert not remote_references('<img src="data:image/png;base64,AAAA"><a href="adr/x.html">')
 
 
 # --- notebooks ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [s.name for s in rp.STUDIES])
+@pytest.mark.parametrize("name", [s.name for s in STUDIES])
 def test_notebooks_have_a_parameters_cell(name: str) -> None:
     nb = read_source(NOTEBOOKS / f"{name}.ipynb")
     params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
@@ -259,12 +265,12 @@ def test_study_command_is_registered() -> None:
 
 
 def test_study_parameters_never_hold_secrets(world: Catalogue) -> None:
-    for study in rp.STUDIES:
+    for study in STUDIES:
         params = rp._run.study_parameters(study, catalogue=world, catalogue_path="catalogues",
                                           judge="baseline", ledger="ledgers/baseline.sqlite",
                                           seed=0)  # fmt: skip
         assert set(params) >= STANDARD_PARAMETERS
-        rp.check_parameters(params)
+        check_parameters(params)
     assert (
         rp._run.judge_slug("openai:http://127.0.0.1:8080/v1:m") == "openai_http_127.0.0.1_8080_v1_m"
     )
@@ -305,7 +311,7 @@ def test_study_frames_on_an_agreeing_ledger(world: Catalogue) -> None:
     assert all("descriptive" in r for r in by_locale["reading"])
     panel = rp.power_panel(diag, threshold=0.6, n_sim=200)
     assert len(panel.curve) > 0 and panel.sizes["pairs_needed"].notna().all()
-    reasons = rp.reasons_frame(verdict.dimensions["self_harm"])
+    reasons = reasons_frame(verdict.dimensions["self_harm"])
     assert all(h.startswith("adr/") for h in reasons["href"])
     assert rp.disagreements(pairs, world, "self_harm") == []
 
@@ -335,7 +341,7 @@ def test_heldout_status_refuses_without_a_seal(world: Catalogue) -> None:
                                     '<svg onload="alert(1)"></svg>'])  # fmt: skip
 def test_render_refuses_outputs_that_would_run_markup(markup: str) -> None:
     outputs = [nbformat.v4.new_output("display_data", data={"text/html": f"<p>{markup}</p>"})]
-    with pytest.raises(rp.OfflineError, match="would run"):
+    with pytest.raises(OfflineError, match="would run"):
         rp.render_notebook(_notebook(outputs), "Unsafe")
 
 

@@ -15,7 +15,6 @@ import pytest
 from evalkit.catalogue import load
 from evalkit.cli import main
 from evalkit.judge import judge_cases, load_ledger
-from evalkit.report import STUDIES
 from evalkit.report._execute import notebook_parameters
 from evalkit.report._parameters import (
     TYPES,
@@ -26,6 +25,7 @@ from evalkit.report._parameters import (
     notebook_declarations,
     problem,
 )
+from evalkit.report._run import STUDIES
 
 REPO = Path(__file__).resolve().parents[2]
 #: The shipped templates only: a researcher's own notebook in notebooks/ is not one.

@@ -11,7 +11,8 @@ import nbformat
 import pytest
 
 from evalkit.cli import main
-from evalkit.report import STUDIES, work_from_project_root
+from evalkit.report import work_from_project_root
+from evalkit.report._run import STUDIES
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATES = REPO / "notebooks"
@@ -109,3 +110,15 @@ def test_work_in_the_workspace_is_ignored_by_git() -> None:
         cwd=REPO, capture_output=True, text=True, timeout=30,
     ).stdout.split()  # fmt: skip
     assert ignored == paths
+
+
+def test_new_copies_the_tutorial_which_is_no_study(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "tutorial" not in {s.name for s in STUDIES}
+    code = main(["notebook", "new", "tutorial", str(tmp_path), "--notebooks", str(TEMPLATES)])
+    assert code == 0
+    nb = nbformat.read(tmp_path / "tutorial.ipynb", as_version=4)
+    assert _content(nb) == _content(nbformat.read(TEMPLATES / "tutorial.ipynb", as_version=4))
+    assert main(["notebook", "new", "tutorials", str(tmp_path)]) == 2
+    assert "the worked example: tutorial" in capsys.readouterr().err
