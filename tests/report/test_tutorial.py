@@ -71,7 +71,7 @@ def test_the_tutorial_runs_with_the_recorded_reading_judge(tmp_path: Path) -> No
     """As ``make study`` does, the recording is imported into a ledger first; it answered
     the variant with every dimension in one call, so the tutorial asks for the same."""
     from evalkit.catalogue import load
-    from evalkit.judge._batch_files import import_batch
+    from evalkit.judging._batch_files import import_batch
 
     cat = load(REPO / "catalogues")
     ledger = tmp_path / "reader.sqlite"
