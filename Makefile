@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 CATALOGUE ?= catalogues
 
-.PHONY: all setup study test lint typecheck unit browser bench lock lab clean
+.PHONY: all setup study test test-slow lint typecheck unit browser bench lock lab clean
 
 all: test
 
@@ -49,7 +49,9 @@ study: setup
 	fi
 	$(BIN)/evalkit study --catalogue $(CATALOGUE) --judge baseline --out reports --ledger-dir ledgers
 
-## The whole suite: lint, types, tests.
+## The suite a developer runs: lint, types, and every test not marked slow (about 6 min on
+## 2 cores). `make test-slow` runs the end-to-end ones (papermill renders, browsers, killed
+## processes); CI (.ci/run) runs both.
 test: setup lint typecheck unit
 
 lint: setup
@@ -60,7 +62,10 @@ typecheck: setup
 	$(BIN)/mypy
 
 unit: setup browser
-	$(BIN)/pytest -q -n 2 --durations=15
+	$(BIN)/pytest -q -n 2 -m "not slow" --durations=15
+
+test-slow: setup browser
+	$(BIN)/pytest -q -n 2 -m slow --durations=15
 
 ## Headless Chromium for the report tests (Debian's package; skipped when it cannot be installed).
 browser:

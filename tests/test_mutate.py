@@ -80,6 +80,7 @@ def shipped() -> Catalogue:
     return load(SHIPPED)
 
 
+@pytest.mark.slow
 def test_each_exercised_mutant_is_killed_and_a_rule_without_cases_is_not_exercised(
     shipped: Catalogue, tmp_path: Path
 ) -> None:

@@ -129,6 +129,7 @@ def test_near_copy_of_a_calibration_turn_is_refused(tmp_path: Path) -> None:
         seal_labels(cat, fill(write_template(cat, tmp_path / "t.csv"), tmp_path / "f.csv"))
 
 
+@pytest.mark.slow
 def test_cli_template_seal_verify(tmp_path: Path) -> None:
     cat = with_heldout(tmp_path)
     run = [sys.executable, "-m", "evalkit", "heldout", "--catalogue", str(cat.root)]

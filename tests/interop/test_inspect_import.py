@@ -32,6 +32,7 @@ def _second(case_id: str, dim: str) -> str:
     return truth
 
 
+@pytest.mark.slow
 def test_clean_log_to_gate_and_study(
     inspect_logs: dict[str, Path], mapping_file: Path, tmp_path: Path
 ) -> None:

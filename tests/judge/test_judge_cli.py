@@ -183,6 +183,7 @@ def test_cli_export_then_replay_on_a_machine_without_key(
     )
 
 
+@pytest.mark.slow
 def test_cli_scores_the_shipped_calibration_set_with_the_baseline(tmp_path: Path) -> None:
     try:
         shipped = load(SHIPPED)

@@ -77,6 +77,7 @@ def shipped() -> tuple[Catalogue, pd.DataFrame]:
     return cat, live
 
 
+@pytest.mark.slow
 def test_rerolling_only_the_disagreements_is_a_named_hard_fail(
     shipped: tuple[Catalogue, pd.DataFrame],
 ) -> None:
