@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit import _display as display
+from evalkit._styles import styled
 from evalkit.catalogue import Catalogue, Rubric
 from evalkit.gate import DimensionVerdict, GateVerdict
 from evalkit.report._exploration import EXPLORATORY, Exploration, threshold_reading
@@ -129,9 +130,9 @@ def header(
             kind="warning",
         )
     return join(
-        Html('<div class="ek-header">'),
+        Html(f"<div{styled('ek-header')}>"),
         Html(
-            '<p class="ek-nav"><a href="index.html">All studies</a> · '
+            f'<p{styled("ek-nav")}><a href="index.html">All studies</a> · '
             f'<a href="{esc(adr_base)}index.html">Decision records (ADRs)</a></p>'
         ),
         heading(title, 1),
@@ -250,7 +251,7 @@ def verdict_panel(
         row_style=["border-left: 4px solid #cf222e;" if b else None for b in blocking],
         row_class=["ek-row-fail" if b else None for b in blocking],
     )
-    wrapped = f'<div class="ek-table-wrap" style="overflow-x: auto;">{table_markup}</div>'
+    wrapped = f"<div{styled('ek-table-wrap')}>{table_markup}</div>"
     return Html(f'<div class="ek-verdict-panel">{line}{wrapped}</div>', summary)
 
 

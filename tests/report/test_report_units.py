@@ -73,7 +73,7 @@ def test_formatting_of_missing_and_numbers() -> None:
 def test_table_marks_numbers_and_descriptive_rows() -> None:
     frame = pd.DataFrame({"group": ["a", "b"], "n": [40, 3]})
     html = rp.table(frame, row_class=lambda r: "descriptive" if r["n"] < 30 else None).html
-    assert html.count('class="num"') == 2
+    assert html.count("ek-num") == 2  # numbers aligned right (a class and its look)
     assert html.count('class="descriptive"') == 1
     assert "No rows." in rp.table(frame.iloc[:0]).html
 
