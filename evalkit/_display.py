@@ -218,7 +218,8 @@ def cell(value: Any) -> Markup:
 
 def nested(value: Any) -> str:
     """A field's value as a reader's text, not a ``repr``: a record as its headline number
-    and interval (``0.619 [0.200, 1.000]``) or its status; a mapping as ``low 3 · high 4``;
+    and interval (``0.619 [0.200, 1.000]``) or p-value (``2.000 (p = 0.368)``), else its
+    status; a mapping as ``low 3 · high 4``;
     a list or tuple of plain values joined by commas; anything else as :func:`fmt`."""
     if is_dataclass(value) and not isinstance(value, type):
         number, status = headline(value), getattr(value, "status", None)
@@ -227,6 +228,9 @@ def nested(value: Any) -> str:
         low, high = getattr(value, "ci_low", None), getattr(value, "ci_high", None)
         if not (is_missing(low) or is_missing(high)):
             number += f" {interval(low, high)}"
+        p_value = getattr(value, "p_value", None)
+        if isinstance(p_value, int | float) and not is_missing(p_value):
+            number += f" (p = {num(p_value)})"
         return number if status in (None, "ok") else f"{number} ({status})"
     if isinstance(value, Mapping):
         if not value:

@@ -14,11 +14,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from evalkit.catalogue import Catalogue
 from evalkit.errors import CatalogueError, Problem
 from evalkit.report._frames import adr_href
 from evalkit.report._html import Html, bullets, callout, link, paragraph
+from evalkit.report._links import adr_link
 
 #: The banner's title, on every page of an exploratory run.
 EXPLORATORY = "Exploratory — not gate evidence"
@@ -103,6 +105,26 @@ def exploration(
     return Exploration(tuple(reasons), chosen, asked)
 
 
+def exploration_of(catalogue: Catalogue, parameters: Mapping[str, Any]) -> Exploration:
+    """The standing of a study run with ``parameters`` (its ``rubric_versions``,
+    ``explore`` and ``dimensions``, each optional): :func:`exploration` of them."""
+    versions = parameters.get("rubric_versions") or None
+    return exploration(
+        catalogue,
+        versions if isinstance(versions, Mapping) else None,
+        explore=bool(parameters.get("explore")),
+        dimensions=parameters.get("dimensions") or None,
+    )
+
+
+def exploration_text(found: Exploration) -> str:
+    """A run's standing in a few words, for the table of its parameters: ``no (gate
+    evidence)``, or ``yes: `` and why (the page's banner says the same at length)."""
+    if not found.exploratory:
+        return "no (gate evidence)"
+    return "yes: " + "; ".join(found.reasons)
+
+
 def gate_view(catalogue: Catalogue, rubric_versions: Mapping[str, str] | None) -> Catalogue:
     """The catalogue as the gate sees it when the asked rubric versions are the ones read.
 
@@ -139,7 +161,7 @@ def exploration_banner(found: Exploration, adr_base: str = "adr/") -> Html:
     """The banner of every page of an exploratory run (empty for a gate run)."""
     if not found.exploratory:
         return Html("")
-    rule = link(f"{adr_base}{ADR_FILE}", "ADR-0017")
+    rule = link(adr_link(ADR_FILE.removesuffix(".html") + ".md", adr_base), "ADR-0017")
     return callout(
         EXPLORATORY,
         paragraph(

@@ -66,7 +66,10 @@ def test_make_lab_opens_in_the_workspace_and_creates_it() -> None:
         cwd=REPO, capture_output=True, text=True, check=True, timeout=60,
     ).stdout  # fmt: skip
     assert "mkdir -p workspace" in printed
-    assert f"--ServerApp.root_dir={REPO}/workspace" in _lab_command(8899)
+    # Lab's root is the project, so that a study's ADR links (docs/adr/) resolve; it
+    # opens on the workspace.
+    assert f"--ServerApp.root_dir={REPO} " in _lab_command(8899)
+    assert "--LabApp.default_url=/lab/tree/workspace" in _lab_command(8899)
     assert f"EVALKIT_PROJECT={REPO}" in _lab_command(8899)  # the studies find catalogues/
 
 
@@ -124,7 +127,7 @@ def test_lab_opens_a_study_notebook_as_a_notebook(tmp_path: Path) -> None:
     def watch() -> None:
         assert proc.stdout is not None
         for text in proc.stdout:
-            m = re.search(rf"http://127\.0\.0\.1:{port}/lab\?token=\w+", text)
+            m = re.search(rf"http://127\.0\.0\.1:{port}/lab[\w/]*\?token=\w+", text)
             if m and not url:
                 url.append(m.group(0))
                 ready.set()
