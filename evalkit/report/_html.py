@@ -20,11 +20,9 @@ from typing import Any
 import pandas as pd
 
 from evalkit import _display as display
-from evalkit._display import esc, fmt, interval, is_missing
+from evalkit._display import esc, fmt, interval, is_missing  # noqa: F401  (defined once there)
 from evalkit._styles import styled
 from evalkit.report._names import header_name, is_fraction_column, locale_name
-
-__all__ = ["esc", "fmt", "interval", "is_missing"]  # defined once, in evalkit._display
 
 Formatter = Callable[[Any], str]
 
