@@ -93,7 +93,7 @@ LAB_PORT ?= 8888
 lab: setup
 	@$(BIN)/python -c "import jupyterlab" 2>/dev/null || $(BIN)/python -m pip install -q "jupyterlab>=4.2"
 	@mkdir -p workspace
-	EVALKIT_PROJECT=$(CURDIR) $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR)/workspace --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --no-browser $$(test "$$(id -u)" = 0 && echo --allow-root)
+	EVALKIT_PROJECT=$(CURDIR) $(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --LabApp.default_url=/lab/tree/workspace --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --no-browser $$(test "$$(id -u)" = 0 && echo --allow-root)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -8,25 +8,31 @@ that all of them read the same way in a terminal and in a notebook:
   non-zero number below 0.001 in scientific form, ``1.20e-05``); ``None``, NaN and
   ``pd.NA`` show as ``—``; DataFrames as their shape, long tuples and mappings cut short,
   so that a ``repr`` fits one screen;
-- the HTML uses inline ``style`` attributes only: JupyterLab, VS Code and nbconvert's HTML
-  do not load the reports' stylesheet, and JupyterLab's sanitizer drops ``<style>``
-  elements of untrusted outputs but keeps inline styles. Colours are theme-neutral
-  (translucent greys), so a dark theme stays readable;
+- the HTML carries its look inline (:mod:`evalkit._styles`, the one definition of each
+  style, which the report pages' stylesheet is written from), so a card, a table or a
+  badge reads the same in JupyterLab, VS Code, nbconvert and on a report page;
 - every string is escaped (:func:`esc`): a case id, a judge rationale or a catalogue
   field holding ``<script>`` renders as text. Only :class:`Markup` (built here, from
-  escaped parts) passes through as markup.
+  escaped parts), or an object with an ``__html__`` method (the report fragments), passes
+  through as markup.
+
+The report fragments (:mod:`evalkit.report._html`) are built on the helpers here: one
+definition of escaping, missing values, number text, intervals, badges, name/value tables,
+tables and paragraphs.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from evalkit._styles import FAIL_COLOUR, NEUTRAL_COLOUR, PASS_COLOUR, styled
 
 #: Longest string shown whole in a ``repr``; longer ones end in ``…``.
 MAX_TEXT = 90
@@ -35,15 +41,7 @@ MAX_ITEMS = 6
 #: Rows of a table shown in a card before "… N more rows".
 MAX_ROWS = 20
 
-PASS_COLOUR = "#1a7f37"
-FAIL_COLOUR = "#cf222e"
-NEUTRAL_COLOUR = "#59636e"
-_LINE = "1px solid rgba(127, 127, 127, 0.35)"
-_SOFT = "rgba(127, 127, 127, 0.10)"
-_FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif"
-_CELL = f"border: {_LINE}; padding: 3px 8px; text-align: left; vertical-align: top;"
-_NUM_CELL = f"border: {_LINE}; padding: 3px 8px; text-align: right; vertical-align: top; "
-_NUM_CELL += "font-variant-numeric: tabular-nums; white-space: nowrap;"
+__all__ = ["FAIL_COLOUR", "NEUTRAL_COLOUR", "PASS_COLOUR"]  # re-exported colours
 
 
 class Markup(str):
@@ -53,27 +51,41 @@ class Markup(str):
 
 
 def esc(value: Any) -> Markup:
-    """``value`` as escaped HTML text (quotes too, so it is safe in an attribute)."""
+    """``value`` as escaped HTML text (quotes too, so it is safe in an attribute).
+
+    :class:`Markup` and objects with an ``__html__`` method (a report fragment) are
+    trusted markup and pass as they are."""
     if isinstance(value, Markup):
         return value
+    markup = getattr(value, "__html__", None)
+    if callable(markup) and not isinstance(value, type):
+        return Markup(markup())
     return Markup(html.escape(str(value), quote=True))
 
 
 def is_missing(value: Any) -> bool:
-    """True for None, pandas NA/NaT and float NaN."""
+    """True for None, pandas NA/NaT, float NaN and numpy's missing scalars; never for a
+    container (a list holding NaN is a value)."""
     if value is None or value is pd.NA or value is pd.NaT:
         return True
     if isinstance(value, float):
         return math.isnan(value)
-    return False
+    if isinstance(value, str | list | tuple | dict | set) or hasattr(value, "__len__"):
+        return False
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
 
 
 def num(value: Any, digits: int = 3) -> str:
     """A number as short text: ints whole, floats to ``digits`` decimals, ``—`` if missing.
 
-    A non-zero float whose rounding would print as zero is shown in scientific form with
-    three significant digits (a p-value of ``1.2e-05`` stays ``1.20e-05``); infinities as
-    ``inf``/``-inf``. Booleans read ``True``/``False``; anything else is ``str(value)``.
+    The one number format of every display (reprs, cards, report tables). A non-zero float
+    whose rounding would print as zero is shown in scientific form with three significant
+    digits (a p-value of ``1.2e-05`` stays ``1.20e-05``); a whole float of 1,000 or more
+    without decimals (``1200.0`` → ``1200``); infinities as ``inf``/``-inf``. Booleans
+    read ``True``/``False``; anything else is ``str(value)``.
     """
     if is_missing(value):
         return "—"
@@ -92,15 +104,27 @@ def num(value: Any, digits: int = 3) -> str:
             return "inf" if x > 0 else "-inf"
         if x != 0 and abs(x) < 0.5 * 10**-digits:
             return f"{x:.2e}"
+        if x.is_integer() and abs(x) >= 1000:
+            return f"{x:.0f}"
         return f"{x:.{digits}f}"
     return str(value)
 
 
-def interval(low: Any, high: Any) -> str:
-    """``[low, high]`` rounded, or ``—`` when either end is missing."""
+def fmt(value: Any, digits: int = 3) -> str:
+    """A value as a table cell's plain text: ``yes``/``no`` for booleans, numbers as
+    :func:`num` (``—`` when missing), containers as :func:`short`, else ``str(value)``."""
+    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
+        return "yes" if value else "no"
+    if isinstance(value, tuple | list | Mapping):
+        return short(value)
+    return num(value, digits)
+
+
+def interval(low: Any, high: Any, digits: int = 3) -> str:
+    """``[low, high]`` rounded to ``digits`` decimals, or ``—`` when either end is missing."""
     if is_missing(low) or is_missing(high):
         return "—"
-    return f"[{num(low)}, {num(high)}]"
+    return f"[{num(low, digits)}, {num(high, digits)}]"
 
 
 def short(value: Any, depth: int = 0) -> str:
@@ -183,15 +207,40 @@ def record_repr(name: str, items: Iterable[tuple[str, Any]]) -> str:
 
 
 def cell(value: Any) -> Markup:
-    """A table cell's content: :class:`Markup` as is, numbers rounded, anything else
-    escaped (``yes``/``no`` for booleans)."""
-    if isinstance(value, Markup):
-        return value
-    if isinstance(value, bool):
-        return Markup("yes" if value else "no")
+    """A table cell's content: markup as is, anything else as escaped :func:`fmt` text;
+    in a card, a nested record reads as its headline (:func:`nested`)."""
+    if isinstance(value, Markup) or callable(getattr(value, "__html__", None)):
+        return esc(value)
     if isinstance(value, str):
         return esc(value)
-    return esc(short(value) if isinstance(value, tuple | list | Mapping) else num(value))
+    return esc(nested(value))
+
+
+def nested(value: Any) -> str:
+    """A field's value as a reader's text, not a ``repr``: a record as its headline number
+    and interval (``0.619 [0.200, 1.000]``) or p-value (``2.000 (p = 0.368)``), else its
+    status; a mapping as ``low 3 · high 4``;
+    a list or tuple of plain values joined by commas; anything else as :func:`fmt`."""
+    if is_dataclass(value) and not isinstance(value, type):
+        number, status = headline(value), getattr(value, "status", None)
+        if number == "…" or number.startswith("'"):
+            return status if isinstance(status, str) else type(value).__name__
+        low, high = getattr(value, "ci_low", None), getattr(value, "ci_high", None)
+        if not (is_missing(low) or is_missing(high)):
+            number += f" {interval(low, high)}"
+        p_value = getattr(value, "p_value", None)
+        if isinstance(p_value, int | float) and not is_missing(p_value):
+            number += f" (p = {num(p_value)})"
+        return number if status in (None, "ok") else f"{number} ({status})"
+    if isinstance(value, Mapping):
+        if not value:
+            return "—"
+        return " · ".join(f"{k} {fmt(v)}" for k, v in list(value.items())[: MAX_ITEMS * 2])
+    if isinstance(value, tuple | list) and all(
+        isinstance(v, str | int | float) or v is None for v in value
+    ):
+        return ", ".join(fmt(v) for v in value) or "—"
+    return fmt(value)
 
 
 def _is_number(value: Any) -> bool:
@@ -206,28 +255,27 @@ def badge(verdict: str, kind: str | None = None) -> Markup:
     ``fail`` or ``neutral``) colours any other status; by default it is grey."""
     text = str(verdict)
     kind = kind or {"PASS": "pass", "FAIL": "fail"}.get(text.upper(), "neutral")
-    colour = {"pass": PASS_COLOUR, "fail": FAIL_COLOUR}.get(kind, NEUTRAL_COLOUR)
-    return Markup(
-        f'<span class="ek-badge ek-{kind}" style="display: inline-block; padding: 0 9px; '
-        f"border-radius: 10px; font-weight: 700; font-size: 12px; line-height: 1.6; "
-        f'color: #ffffff; background: {colour};">{esc(text)}</span>'
-    )
+    return Markup(f"<span{styled('ek-badge', f'ek-{kind}')}>{esc(text)}</span>")
 
 
 def key_values(items: Iterable[tuple[str, Any]], caption: str | None = None) -> Markup:
     """A two-column table of names and values."""
     rows = "".join(
-        f'<tr><th scope="row" style="{_CELL} background: {_SOFT}; font-weight: 600; '
-        f'white-space: nowrap;">{esc(k)}</th>'
-        f'<td style="{_NUM_CELL if _is_number(v) else _CELL}">{cell(v)}</td></tr>'
+        f'<tr><th scope="row"{styled("ek-cell", "ek-rowhead")}>{esc(k)}</th>'
+        f"<td{styled('ek-cell', 'ek-num' if _is_number(v) else None)}>{cell(v)}</td></tr>"
         for k, v in items
     )
-    return _table(Markup(rows), caption, css="ek-table ek-kv")
+    return _table(Markup(f"<tbody>{rows}</tbody>"), caption, css="ek-table ek-kv")
+
+
+#: A row class and the look of the row's first cell (a coloured left border) or its cells.
+_ROW_FIRST = {"ek-row-fail": "ek-mark-fail", "ek-row-pass": "ek-mark-pass"}
+_ROW_CELLS = {"descriptive": "ek-muted"}
 
 
 def grid(
-    rows: Sequence[Mapping[str, Any]] | pd.DataFrame,
-    columns: Mapping[str, str],
+    rows: Sequence[Mapping[Any, Any]] | pd.DataFrame,
+    columns: Mapping[Any, str],
     *,
     caption: str | None = None,
     row_style: Sequence[str | None] | None = None,
@@ -235,64 +283,72 @@ def grid(
     css: str = "ek-table",
     row_class: Sequence[str | None] | None = None,
     max_rows: int | None = MAX_ROWS,
+    formats: Mapping[Any, Callable[[Any], str]] | None = None,
 ) -> Markup:
     """A table of ``rows`` (dicts or a frame): ``columns`` maps keys to header labels.
 
-    At most ``max_rows`` rows are drawn (None: all), then a line says how many more there
-    are. ``row_style`` adds inline CSS per row (e.g. a red left border on a failing reason)
-    and ``row_class`` a class per row (styled by the reports' stylesheet).
+    The one table of every display. Each cell is :func:`cell` of its value, or the
+    escaped text of ``formats[column](value)``; a number (before formatting) is aligned
+    right. At most ``max_rows`` rows are drawn (None: all), then a line says how many more
+    there are. ``row_style`` adds inline CSS to a row's first cell (e.g. a red left
+    border on a failing reason); ``row_class`` a class per row: ``ek-row-fail`` /
+    ``ek-row-pass`` also mark the first cell, ``descriptive`` greys the row.
     """
+    formats = formats or {}
     records: list[Mapping[Any, Any]] = []
     records += rows.to_dict(orient="records") if isinstance(rows, pd.DataFrame) else rows
     head = "".join(
-        f'<th scope="col" style="{_CELL} background: {_SOFT}; font-weight: 600;">{esc(label)}</th>'
+        f'<th scope="col"{styled("ek-cell", "ek-head")}>{esc(label)}</th>'
         for label in columns.values()
     )
     body = []
     shown = records if max_rows is None else records[:max_rows]
     for i, record in enumerate(shown):
-        extra = row_style[i] if row_style and row_style[i] else ""
+        extra = (row_style[i] if row_style else None) or ""
         cls = row_class[i] if row_class and row_class[i] else None
         attr = f' class="{esc(cls)}"' if cls else ""
-        cells = "".join(
-            f'<td style="{_NUM_CELL if _is_number(record.get(c)) else _CELL}'
-            f'{" " + extra if extra and j == 0 else ""}">{cell(record.get(c))}</td>'
-            for j, c in enumerate(columns)
-        )
-        body.append(f"<tr{attr}>{cells}</tr>")
+        cells = []
+        for j, c in enumerate(columns):
+            value = record.get(c)
+            markup = isinstance(value, Markup) or hasattr(value, "__html__")
+            text = esc(formats[c](value)) if c in formats and not markup else cell(value)
+            look = styled(
+                "ek-cell",
+                "ek-num" if _is_number(value) else None,
+                _ROW_CELLS.get(cls or ""),
+                _ROW_FIRST.get(cls or "") if j == 0 else None,
+                "ek-stripe" if i % 2 else None,
+                extra=extra if j == 0 else "",
+            )
+            cells.append(f"<td{look}>{text}</td>")
+        body.append(f"<tr{attr}>{''.join(cells)}</tr>")
     if not records:
         body.append(
-            f'<tr><td colspan="{len(columns)}" style="{_CELL} font-style: italic;">'
+            f'<tr><td colspan="{len(columns)}"{styled("ek-cell", "ek-empty")}>'
             f"{esc(empty)}</td></tr>"
         )
     more = len(records) - len(shown)
-    foot = f'<p style="margin: 2px 0; opacity: 0.75;">… {more} more rows</p>' if more > 0 else ""
-    table = _table(Markup(f"<thead><tr>{head}</tr></thead>{''.join(body)}"), caption, css)
-    return Markup(table + foot)
+    foot = f"<p{styled('ek-table-note')}>… {more} more rows</p>" if more > 0 else ""
+    inner = f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+    return Markup(_table(Markup(inner), caption, css) + foot)
 
 
 def _table(inner: Markup, caption: str | None, css: str) -> Markup:
-    cap = (
-        f'<caption style="caption-side: top; text-align: left; font-weight: 600; '
-        f'padding: 2px 0;">{esc(caption)}</caption>'
-        if caption
-        else ""
-    )
-    return Markup(
-        f'<table class="{esc(css)}" style="border-collapse: collapse; font-size: 13px; '
-        f'margin: 4px 0 8px;">{cap}{inner}</table>'
-    )
+    cap = f"<caption{styled('ek-caption')}>{esc(caption)}</caption>" if caption else ""
+    return Markup(f"<table{styled(*css.split())}>{cap}{inner}</table>")
 
 
-def paragraph(*parts: Any) -> Markup:
-    """A paragraph of escaped text and :class:`Markup` parts."""
-    return Markup(f'<p style="margin: 4px 0;">{"".join(esc(p) for p in parts)}</p>')
+def paragraph(*parts: Any, css: str | None = None) -> Markup:
+    """A paragraph of escaped text and markup parts (None parts skipped); ``css`` adds a
+    class of :mod:`evalkit._styles` (``ek-lede``, ``ek-table-note``)."""
+    body = "".join(esc(p) for p in parts if p is not None)
+    return Markup(f"<p{styled('ek-p', css)}>{body}</p>")
 
 
-def bullet_list(items: Iterable[Any]) -> Markup:
-    """An unordered list of escaped items (or :class:`Markup`)."""
+def bullet_list(items: Iterable[Any], css: str | None = None) -> Markup:
+    """An unordered list of escaped items (or markup)."""
     body = "".join(f"<li>{esc(item)}</li>" for item in items)
-    return Markup(f'<ul style="margin: 2px 0 6px; padding-left: 1.4em;">{body}</ul>')
+    return Markup(f"<ul{styled('ek-list', css)}>{body}</ul>")
 
 
 def card(
@@ -304,23 +360,19 @@ def card(
 ) -> Markup:
     """A boxed card: a title line (with a badge when ``verdict`` is given) and ``parts``.
 
-    ``parts`` are :class:`Markup` (tables, lists) or text (escaped into a paragraph);
-    None parts are skipped. ``kind`` colours a badge other than PASS / FAIL (:func:`badge`).
+    ``parts`` are markup (tables, lists) or text (escaped into a paragraph); None parts
+    are skipped. ``kind`` colours a badge other than PASS / FAIL (:func:`badge`).
     """
     head = f"{badge(verdict, kind)} " if verdict is not None else ""
-    sub = (
-        f' <span style="font-weight: 400; opacity: 0.75;">{esc(subtitle)}</span>'
-        if subtitle
-        else ""
+    sub = f" <span{styled('ek-subtitle')}>{esc(subtitle)}</span>" if subtitle else ""
+    body = "".join(
+        esc(p) if isinstance(p, Markup) or hasattr(p, "__html__") else paragraph(p)
+        for p in parts
+        if p is not None
     )
-    body = "".join(p if isinstance(p, Markup) else paragraph(p) for p in parts if p is not None)
     kind = kind or {"PASS": "pass", "FAIL": "fail"}.get(str(verdict), "neutral")
-    colour = {"pass": PASS_COLOUR, "fail": FAIL_COLOUR}.get(kind, "rgba(127,127,127,0.6)")
     return Markup(
-        f'<div class="ek-card" style="font-family: {_FONT}; font-size: 13px; line-height: 1.45; '
-        f"border: {_LINE}; border-left: 4px solid {colour}; border-radius: 4px; "
-        f'padding: 6px 12px; margin: 4px 0; max-width: 60rem; overflow-x: auto;">'
-        f'<div style="font-weight: 700; font-size: 14px; margin: 2px 0 4px;">{head}'
+        f"<div{styled('ek-card', f'ek-{kind}')}><div{styled('ek-card-title')}>{head}"
         f"{esc(title)}{sub}</div>{body}</div>"
     )
 
@@ -328,7 +380,9 @@ def card(
 def record_card(title: str, items: Iterable[tuple[str, Any]], *, subtitle: str = "") -> Markup:
     """A card holding a record's fields as a name/value table; notes as a list.
 
-    A field holding a DataFrame is drawn as its own small table under the others.
+    A field holding a DataFrame is drawn as its own small table under the others, with
+    its index when the index is named (a confusion matrix: rows ``judge``, columns
+    ``human``). Nested records, mappings and lists read as text (:func:`nested`).
     """
     plain, frames, notes = [], [], []
     for name, value in items:
@@ -348,6 +402,18 @@ def record_card(title: str, items: Iterable[tuple[str, Any]], *, subtitle: str =
 
 
 def frame_table(frame: pd.DataFrame, caption: str | None = None) -> Markup:
-    """A DataFrame drawn with :func:`grid` (its columns as headers, index dropped)."""
+    """A DataFrame drawn with :func:`grid`, its columns as headers.
+
+    A named index is kept as the first column. When the columns are named too (a
+    cross-table such as a confusion matrix, ``judge`` × ``human``), that header says
+    which axis is which: ``judge ↓ · human →``. An unnamed index is dropped.
+    """
     named = frame.rename(columns=str)
-    return grid(named, {c: c for c in named.columns}, caption=caption)
+    index_name, columns_name = frame.index.name, frame.columns.name
+    if index_name is None:
+        return grid(named, {c: c for c in named.columns}, caption=caption)
+    corner = f"{index_name} ↓ · {columns_name} →" if columns_name else str(index_name)
+    key = "__index__"
+    data = named.rename_axis(index=None, columns=None).reset_index(names=key)
+    columns = {key: corner, **{c: c for c in named.columns}}
+    return grid(data, columns, caption=caption)

@@ -16,6 +16,7 @@ from evalkit import _display as d
 from evalkit._chart import VEGALITE_MIME, Chart, charts_as_html
 from evalkit.agreement import bootstrap_interval, cohens_kappa, diagnose
 from evalkit.gate import DimensionVerdict, GateVerdict, Reason
+from evalkit.report import _html
 
 PAYLOAD = '<script>alert(1)</script><img src=x onerror="alert(2)">'
 BINS = ["low", "partial", "high"]
@@ -121,6 +122,74 @@ def test_grid_draws_at_most_max_rows() -> None:
     assert "… 5 more rows" in d.frame_table(frame)
     full = d.grid(frame, {"i": "i"}, max_rows=None)
     assert "more rows" not in full and full.count("<tr>") == 26
+
+
+# --- one definition, one look (#28, #29) -------------------------------------------------
+
+
+def test_the_report_fragments_use_the_display_helpers_not_copies() -> None:
+    from evalkit.report import _html
+
+    for name in ("esc", "fmt", "interval", "is_missing"):
+        assert getattr(_html, name) is getattr(d, name), name
+    assert _html.badge("FAIL").html == d.badge("FAIL")
+    assert rp.key_values({"a": 0.5}).html == d.key_values([("a", 0.5)])
+    assert rp.paragraph("x", css="ek-lede").html == d.paragraph("x", css="ek-lede")
+    assert _html.fmt(1200.0) == d.num(1200.0) == "1200" and _html.fmt(True) == "yes"
+    assert _html.fmt(1.2e-05) == "1.20e-05" and _html.interval(0.1, 0.2, 2) == "[0.10, 0.20]"
+    assert d.is_missing(np.datetime64("NaT")) and not d.is_missing([float("nan")])
+
+
+def _styles_of(markup: str, cls: str) -> list[str]:
+    """The style attribute of every element whose class list is exactly ``cls``."""
+    return re.findall(rf'class="{cls}" style="([^"]*)"', markup)
+
+
+def test_fragments_carry_their_look_inline_from_the_one_stylesheet() -> None:
+    """JupyterLab shows a notebook's outputs without the report stylesheet and drops
+    their <style> elements: badges, callouts, tables and transcripts style themselves,
+    with the very declarations the report pages' stylesheet holds."""
+    from evalkit._styles import STYLES, declarations
+    from evalkit.report._style import CSS
+
+    callout = rp.callout("Note", "text", kind="warning").html
+    table = rp.table(pd.DataFrame({"a": ["x"], "n": [3]})).html
+    turns = _html.transcript([("user", "hi"), ("assistant", "hello")], highlight=1).html
+    found = {
+        "ek-badge ek-fail": _styles_of(_html.badge("FAIL").html, "ek-badge ek-fail"),
+        "ek-callout ek-warning": _styles_of(callout, "ek-callout ek-warning"),
+        "ek-callout-title": _styles_of(callout, "ek-callout-title"),
+        "ek-cell ek-num": _styles_of(table, "ek-cell ek-num"),
+        "ek-turn ek-user": _styles_of(turns, "ek-turn ek-user"),
+        "ek-turn ek-assistant ek-highlight": _styles_of(turns, "ek-turn ek-assistant ek-highlight"),
+    }
+    for cls, styles in found.items():
+        assert styles == [declarations(*cls.split()).replace("'", "&#x27;")], cls
+    assert "<style" not in callout + table + turns
+    for sel in ("ek-badge.ek-fail", "ek-callout.ek-warning", "ek-turn.ek-highlight"):
+        assert f".{sel} {{ {STYLES[sel]}; }}" in CSS, sel  # the page's rule, same table
+
+
+def test_a_transcript_shows_each_turn_as_a_block_and_marks_the_scored_reply() -> None:
+    turns = [("user", "first"), ("assistant", "one"), ("user", "second"), ("assistant", "two")]
+    html = _html.transcript(turns, highlight=3).html
+    blocks = re.findall(r'<div class="ek-turn [^"]*" style="[^"]*display: block[^"]*">', html)
+    assert len(blocks) == 4
+    assert re.findall(r"(User|Agent) · turn (\d)", html) == [
+        ("User", "0"), ("Agent", "1"), ("User", "2"), ("Agent", "3"),
+    ]  # fmt: skip
+    assert html.count("scored reply") == 1 and html.index("scored reply") > html.index("turn 3")
+
+
+def test_the_diagnosis_card_labels_the_confusion_axes_and_nests_no_reprs() -> None:
+    html = diagnose(JUDGE, HUMAN, BINS)._repr_html_()
+    assert "judge ↓ · human →" in html  # which axis is which
+    caption = html.index(">confusion</caption>")
+    rows = re.findall(r"<tr><td[^>]*>(\w+)</td>", html[caption:])
+    assert rows == BINS  # each row names the judge's bin
+    for raw in ("AgreementResult(", "HomogeneityTest(", "AlphaResult(", "{'low'", "('low'"):
+        assert raw not in html, raw
+    assert "0.619 [" in html  # the nested kappa as its value and interval
 
 
 # --- charts ---------------------------------------------------------------------------------

@@ -49,9 +49,27 @@ class _Progress:
         if enabled and self.total and (self._isatty() or _in_notebook()):
             from tqdm.auto import tqdm
 
-            self._bar = tqdm(
-                total=self.total, desc="judge", unit="call", file=self.stream, leave=True
-            )
+            self._bar = tqdm(total=self.total, file=self.stream, **self.bar_options())
+
+    #: The bar: one rate (calls done per second), the short status after it. In a
+    #: terminal of 100 columns the text takes about 60, the bar the rest.
+    BAR_FORMAT = (
+        "{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+        "[{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+    )
+
+    @staticmethod
+    def bar_options(notebook: bool | None = None) -> dict[str, Any]:
+        """tqdm's options. In a notebook the widget spans the output's width and wraps
+        its text under the bar (``ncols="100%"``), so the bar is never squeezed to 0 px."""
+        notebook = _in_notebook() if notebook is None else notebook
+        options: dict[str, Any] = {
+            "desc": "judge",
+            "unit": " calls",
+            "leave": True,
+            "bar_format": _Progress.BAR_FORMAT,
+        }
+        return {**options, "ncols": "100%"} if notebook else options
 
     def _isatty(self) -> bool:
         isatty = getattr(self.stream, "isatty", None)
@@ -65,7 +83,7 @@ class _Progress:
         else:
             self.spend += rec["cost_usd"]
         if self._bar is not None:
-            self._bar.set_postfix_str(self.status_text(), refresh=False)
+            self._bar.set_postfix_str(self.bar_text(), refresh=False)
             self._bar.update(1)
         else:
             self.show()
@@ -90,16 +108,36 @@ class _Progress:
             text += f" · {f['header_notes']} rate-limit header(s) ignored"
         return text
 
+    def bar_text(self) -> str:
+        """The short status beside the bar: failures, spend, 429s when any (the full
+        figures are printed under the bar when it closes)."""
+        parts = [f"{self.failed} failed", self.spend_text()]
+        if self.unknown_cost and self.unknown_cost < self.done:
+            parts[1] = f"${self.spend:.4f} + {self.unknown_cost} unpriced"
+        seen = self.traffic.figures()["rate_limited"] if self.traffic is not None else 0
+        return " · ".join(parts + ([f"{seen} × 429"] if seen else []))
+
     def status_text(self) -> str:
         parts = [f"{self.cached} from ledger", f"{self.failed} failed", self.spend_text()]
         return " · ".join(parts + ([self.traffic_text()] if self.traffic is not None else []))
+
+    def summary_text(self) -> str:
+        """The figures under a closed bar, one short line each: calls, then traffic when
+        requests were sent (a local judge sends none: no "0.0 req/s" beside its rate)."""
+        lines = [
+            f"judge: {self.done}/{self.total} calls · "
+            + " · ".join([f"{self.cached} from ledger", f"{self.failed} failed", self.spend_text()])
+        ]
+        if self.traffic is not None and self.traffic.figures()["sent"]:
+            lines.append(f"judge: {self.traffic_text()}")
+        return "\n".join(lines)
 
     def show(self, final: bool = False) -> None:
         if not self.enabled:
             return
         if self._bar is not None:
             if final:
-                self._bar.set_postfix_str(self.status_text(), refresh=True)
+                self._bar.set_postfix_str(self.bar_text(), refresh=True)
             return
         now = time.monotonic()
         if not (final or now - self._last >= 5.0):
@@ -114,6 +152,8 @@ class _Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+            self.stream.write(f"{self.summary_text()}\n")
+            self.stream.flush()
         notes = self.traffic.header_notes if self.traffic is not None else {}
         if self.enabled and notes:
             first, n = next(iter(notes.items()))

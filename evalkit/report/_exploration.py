@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from evalkit.catalogue import Catalogue
 from evalkit.gate._view import check_rubric_versions, gate_view, variant_reasons
 from evalkit.report._frames import adr_href
 from evalkit.report._html import Html, bullets, callout, link, paragraph
+from evalkit.report._links import adr_link
 
 __all__ = [
     "ADR_FILE",
@@ -27,6 +29,8 @@ __all__ = [
     "check_rubric_versions",
     "exploration",
     "exploration_banner",
+    "exploration_of",
+    "exploration_text",
     "gate_view",
     "threshold_reading",
 ]
@@ -80,6 +84,26 @@ def exploration(
     return Exploration(tuple(reasons), chosen, asked)
 
 
+def exploration_of(catalogue: Catalogue, parameters: Mapping[str, Any]) -> Exploration:
+    """The standing of a study run with ``parameters`` (its ``rubric_versions``,
+    ``explore`` and ``dimensions``, each optional): :func:`exploration` of them."""
+    versions = parameters.get("rubric_versions") or None
+    return exploration(
+        catalogue,
+        versions if isinstance(versions, Mapping) else None,
+        explore=bool(parameters.get("explore")),
+        dimensions=parameters.get("dimensions") or None,
+    )
+
+
+def exploration_text(found: Exploration) -> str:
+    """A run's standing in a few words, for the table of its parameters: ``no (gate
+    evidence)``, or ``yes: `` and why (the page's banner says the same at length)."""
+    if not found.exploratory:
+        return "no (gate evidence)"
+    return "yes: " + "; ".join(found.reasons)
+
+
 def threshold_reading(kappa: float | None, threshold: float, status: str = "ok") -> str:
     """An exploratory kappa against the gate's threshold (``kappa >= threshold``, the
     gate's rule on the point estimate), in words, never PASS / FAIL. A kappa that is not
@@ -93,7 +117,7 @@ def exploration_banner(found: Exploration, adr_base: str = "adr/") -> Html:
     """The banner of every page of an exploratory run (empty for a gate run)."""
     if not found.exploratory:
         return Html("")
-    rule = link(f"{adr_base}{ADR_FILE}", "ADR-0017")
+    rule = link(adr_link(ADR_FILE.removesuffix(".html") + ".md", adr_base), "ADR-0017")
     return callout(
         EXPLORATORY,
         paragraph(

@@ -22,6 +22,7 @@ from evalkit.gate import (
     complete_rows,
     gated_rows,
 )
+from evalkit.report._links import adr_link
 
 #: Readable names of the columns of :func:`evalkit.agreement.agreement_table`.
 AGREEMENT_COLUMNS = {
@@ -46,13 +47,15 @@ SEVERITY_NAMES = {"hard_fail": "hard fail", "fail": "fail", "note": "note"}
 
 
 def adr_href(adr: str, base: str = "adr/") -> str:
-    """Relative link to the rendered page of an ADR id such as ``adr-0005``."""
+    """Relative link to an ADR id such as ``adr-0005``: its rendered page on a report page,
+    its markdown in ``docs/adr/`` when the study is shown live in Jupyter
+    (:func:`~evalkit.report._links.adr_link`). An id the gate does not know links the
+    ADRs' index, at ``#adr-NNNN``."""
     path = ADR.get(adr.lower())
     if path is None:
         number = adr.lower().removeprefix("adr-")
-        return f"{base}index.html#adr-{number}"
-    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
-    return f"{base}{stem}.html"
+        return f"{adr_link(None, base)}#adr-{number}"
+    return adr_link(path.rsplit("/", 1)[-1], base)
 
 
 def verdict_overview(verdict: GateVerdict) -> pd.DataFrame:

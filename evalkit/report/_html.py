@@ -3,11 +3,15 @@
 Every helper escapes the text it is given; only :class:`Html` values pass through as
 markup. Conversation text, case ids, rationales and any other catalogue or judge text
 therefore always render as text, whatever markup or script they contain.
+
+The fragments are built on :mod:`evalkit._display` (escaping, missing values, number
+text, intervals, badges, tables and paragraphs are defined there, once) and carry their
+look inline (:mod:`evalkit._styles`), so a study displayed in JupyterLab, where the report
+stylesheet is not loaded, reads as its page does.
 """
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -15,6 +19,9 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit import _display as display
+from evalkit._display import esc, fmt, interval, is_missing  # noqa: F401  (defined once there)
+from evalkit._styles import styled
 from evalkit.report._names import header_name, is_fraction_column, locale_name
 
 Formatter = Callable[[Any], str]
@@ -42,6 +49,10 @@ class Html:
     def __str__(self) -> str:
         return self.html
 
+    def __html__(self) -> str:
+        """Trusted markup for :mod:`evalkit._display` (the markupsafe protocol)."""
+        return self.html
+
     def __add__(self, other: Html) -> Html:
         return Html(self.html + other.html, " ".join(t for t in (self.text, other.text) if t))
 
@@ -52,57 +63,11 @@ class Html:
         return hash(self.html)
 
 
-def esc(value: Any) -> str:
-    """``value`` as escaped HTML text (quotes included, so it is safe in attributes)."""
-    return html.escape(str(value), quote=True)
-
-
-def is_missing(value: Any) -> bool:
-    """True for None, pandas NA/NaT and float NaN."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    if isinstance(value, float):
-        return math.isnan(value)
-    try:
-        return bool(pd.isna(value)) if not isinstance(value, list | tuple | dict) else False
-    except (TypeError, ValueError):
-        return False
-
-
-def fmt(value: Any, digits: int = 3) -> str:
-    """A value as short plain text: ``—`` when missing, floats to ``digits`` decimals."""
-    if is_missing(value):
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) >= 1000:
-            return f"{value:.0f}"
-        return f"{value:.{digits}f}"
-    kind = getattr(getattr(value, "dtype", None), "kind", "")
-    if kind in ("i", "u"):
-        return str(int(value))
-    if kind == "f":
-        return fmt(float(value), digits)
-    if kind == "b":
-        return fmt(bool(value), digits)
-    return str(value)
-
-
 def pct(value: Any, digits: int = 1) -> str:
     """A proportion as a percentage, ``—`` when missing."""
     if is_missing(value):
         return "—"
     return f"{100.0 * float(value):.{digits}f}%"
-
-
-def interval(low: Any, high: Any, digits: int = 3) -> str:
-    """``[low, high]``, or ``—`` when either end is missing."""
-    if is_missing(low) or is_missing(high):
-        return "—"
-    return f"[{float(low):.{digits}f}, {float(high):.{digits}f}]"
 
 
 def _part(part: Any) -> str:
@@ -127,8 +92,7 @@ def heading(text: str, level: int = 2, anchor: str | None = None) -> Html:
 
 def paragraph(*parts: Any, css: str | None = None) -> Html:
     """A paragraph of escaped text and :class:`Html` parts."""
-    cls = f' class="{esc(css)}"' if css else ""
-    return Html(f"<p{cls}>{join(*parts).html}</p>")
+    return Html(display.paragraph(*(Html(_part(p)) for p in parts), css=css))
 
 
 def strong(text: Any) -> Html:
@@ -136,7 +100,7 @@ def strong(text: Any) -> Html:
 
 
 def code(text: Any) -> Html:
-    return Html(f"<code>{esc(text)}</code>")
+    return Html(f"<code{styled('ek-code')}>{esc(text)}</code>")
 
 
 def link(href: str, text: Any, title: str | None = None) -> Html:
@@ -149,15 +113,12 @@ def link(href: str, text: Any, title: str | None = None) -> Html:
 
 def bullets(items: Iterable[Any], css: str | None = None) -> Html:
     """An unordered list."""
-    cls = f' class="{esc(css)}"' if css else ""
-    body = "".join(f"<li>{_part(item)}</li>" for item in items)
-    return Html(f"<ul{cls}>{body}</ul>")
+    return Html(display.bullet_list((Html(_part(item)) for item in items), css=css))
 
 
 def badge(verdict: str) -> Html:
     """A coloured PASS / FAIL (or any short status) badge."""
-    kind = {"PASS": "pass", "FAIL": "fail"}.get(str(verdict).upper(), "neutral")
-    return Html(f'<span class="ek-badge ek-{kind}">{esc(verdict)}</span>', str(verdict))
+    return Html(display.badge(verdict), str(verdict))
 
 
 def callout(title: str, *body: Any, kind: str = "info") -> Html:
@@ -165,10 +126,10 @@ def callout(title: str, *body: Any, kind: str = "info") -> Html:
     if kind not in ("info", "warning", "refusal", "pass", "fail"):
         raise ValueError(f"unknown callout kind {kind!r}")
     inner = "".join(
-        b.html if isinstance(b, Html) else f"<p>{esc(b)}</p>" for b in body if b is not None
+        b.html if isinstance(b, Html) else display.paragraph(b) for b in body if b is not None
     )
     return Html(
-        f'<div class="ek-callout ek-{kind}" role="note"><p class="ek-callout-title">'
+        f'<div{styled("ek-callout", f"ek-{kind}")} role="note"><p{styled("ek-callout-title")}>'
         f"{esc(title)}</p>{inner}</div>",
         title,
     )
@@ -181,31 +142,14 @@ def slug(text: str) -> str:
 
 def key_values(items: Mapping[str, Any], caption: str | None = None) -> Html:
     """A two-column table of names and values (values escaped, or :class:`Html`)."""
-    rows = "".join(
-        f'<tr><th scope="row">{esc(k)}</th><td>{_cell(v)}</td></tr>' for k, v in items.items()
-    )
-    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return Html(f'<table class="ek-table ek-kv">{cap}<tbody>{rows}</tbody></table>')
-
-
-_NUM = ' class="num"'
+    return Html(display.key_values(items.items(), caption))
 
 
 def _is_number(value: Any) -> bool:
-    if isinstance(value, bool | Html):
+    if isinstance(value, bool | Html | str):
         return False
-    if isinstance(value, int | float):
-        return True
     kind = getattr(getattr(value, "dtype", None), "kind", "")
-    return kind in "iuf" and kind != ""
-
-
-def _cell(value: Any, formatter: Formatter | None = None) -> str:
-    if isinstance(value, Html):
-        return value.html
-    if formatter is not None:
-        return esc(formatter(value))
-    return esc(fmt(value))
+    return isinstance(value, int | float) or kind in ("i", "u", "f")
 
 
 def readable(
@@ -293,28 +237,18 @@ def table(
         **({"locale": _locale_cell} if "locale" in mapping else {}),
         **(formats or {}),
     }
-    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    head = "".join(f'<th scope="col">{esc(label)}</th>' for label in mapping.values())
-    body_rows = []
-    for record in data.to_dict(orient="records"):
-        cls = row_class(record) if row_class else None
-        attr = f' class="{esc(cls)}"' if cls else ""
-        cells = "".join(
-            f"<td{_NUM if _is_number(record[col]) else ''}>"
-            f"{_cell(record[col], formats.get(col))}</td>"
-            for col in mapping
-        )
-        body_rows.append(f"<tr{attr}>{cells}</tr>")
-    if not body_rows:
-        body_rows.append(
-            f'<tr><td colspan="{len(mapping)}" class="ek-empty">{esc(empty)}</td></tr>'
-        )
-    foot = f'<p class="ek-table-note">{esc(note)}</p>' if note else ""
-    return Html(
-        f'<div class="ek-table-wrap"><table class="ek-table">{cap}<thead><tr>{head}</tr>'
-        f"</thead><tbody>{''.join(body_rows)}</tbody></table>{foot}</div>",
-        caption or "",
+    records: list[Mapping[Any, Any]] = list(data.to_dict(orient="records"))
+    table_markup = display.grid(
+        records,
+        mapping,
+        caption=caption,
+        empty=empty,
+        max_rows=None,
+        formats=formats,
+        row_class=[row_class(r) for r in records] if row_class else None,
     )
+    foot = display.paragraph(note, css="ek-table-note") if note else ""
+    return Html(f"<div{styled('ek-table-wrap')}>{table_markup}{foot}</div>", caption or "")
 
 
 def transcript(
@@ -327,29 +261,34 @@ def transcript(
 ) -> Html:
     """A conversation, turn by turn, as escaped text.
 
-    ``turns`` are ``(role, text)`` pairs; ``highlight`` marks one turn (by index), e.g.
-    the reply that was scored. ``meta`` is shown as a line of name: value pairs.
-    ``rationale``, when given, is the judge's reason for its bin, shown right under the
-    conversation (missing or empty: "none recorded").
+    ``turns`` are ``(role, text)`` pairs, each drawn as its own block headed by its
+    speaker and turn number (``User · turn 0``); ``highlight`` marks one turn (by index),
+    e.g. the reply that was scored, with an outline and the words "scored reply" in its
+    heading, so the mark survives where colours do not. ``meta`` is shown as a line of
+    name: value pairs. ``rationale``, when given, is the judge's reason for its bin, shown
+    right under the conversation (missing or empty: "none recorded").
     """
-    parts = ['<div class="ek-transcript">']
+    parts = [f"<div{styled('ek-transcript')}>"]
     if title:
-        parts.append(f'<p class="ek-transcript-title">{esc(title)}</p>')
+        parts.append(f"<p{styled('ek-transcript-title')}>{esc(title)}</p>")
     if meta:
-        items = " · ".join(f"{esc(k)}: {_cell(v)}" for k, v in meta.items())
-        parts.append(f'<p class="ek-transcript-meta">{items}</p>')
+        items = " · ".join(f"{esc(k)}: {display.cell(v)}" for k, v in meta.items())
+        parts.append(f"<p{styled('ek-transcript-meta')}>{items}</p>")
     for i, (role, text) in enumerate(turns):
         who = "User" if role == "user" else "Agent" if role == "assistant" else str(role)
-        mark = " ek-highlight" if highlight is not None and i == highlight else ""
+        scored = highlight is not None and i == highlight
+        mark = f" · <span{styled('ek-scored')}>scored reply</span>" if scored else ""
+        look = styled("ek-turn", f"ek-{slug(role)}", "ek-highlight" if scored else None)
         parts.append(
-            f'<div class="ek-turn ek-{esc(slug(role))}{mark}"><span class="ek-role">'
-            f'{esc(who)} · turn {i}</span><div class="ek-text">{esc(text)}</div></div>'
+            f"<div{look}><span{styled('ek-role')}>{esc(who)} · turn {i}{mark}</span>"
+            f"<div{styled('ek-text')}>{esc(text)}</div></div>"
         )
     if rationale is not ...:
         said = "" if is_missing(rationale) else str(rationale).strip()
         parts.append(
-            '<div class="ek-rationale"><span class="ek-role">Judge\'s rationale</span>'
-            f'<div class="ek-text">{esc(said) if said else "<em>none recorded</em>"}</div></div>'
+            f"<div{styled('ek-rationale')}><span{styled('ek-role')}>Judge's rationale</span>"
+            f"<div{styled('ek-text')}>{esc(said) if said else '<em>none recorded</em>'}"
+            "</div></div>"
         )
     parts.append("</div>")
     return Html("".join(parts), title or "")
@@ -363,7 +302,7 @@ def section(*parts: Any) -> Html:
 def row(*parts: Any) -> Html:
     """Fragments or charts side by side (wrapping on narrow pages)."""
     cells = "".join(f"<div>{_markup(p)}</div>" for p in parts)
-    return Html(f'<div class="ek-chart-row">{cells}</div>')
+    return Html(f"<div{styled('ek-chart-row')}>{cells}</div>")
 
 
 def _markup(part: Any) -> str:

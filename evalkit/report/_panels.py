@@ -13,9 +13,16 @@ from typing import Any
 import pandas as pd
 
 from evalkit import _display as display
+from evalkit._styles import styled
 from evalkit.catalogue import Catalogue, Rubric
 from evalkit.gate import DimensionVerdict, GateVerdict
-from evalkit.report._exploration import EXPLORATORY, Exploration, threshold_reading
+from evalkit.report._exploration import (
+    EXPLORATORY,
+    Exploration,
+    exploration_of,
+    exploration_text,
+    threshold_reading,
+)
 from evalkit.report._frames import AGREEMENT_COLUMNS, adr_href, reasons_frame
 from evalkit.report._html import (
     Html,
@@ -35,6 +42,7 @@ from evalkit.report._html import (
     table,
     transcript,
 )
+from evalkit.report._links import adr_link, studies_index_link
 from evalkit.report._names import dimension_name, locale_name
 from evalkit.report._provenance import (
     judge_kind,
@@ -91,9 +99,16 @@ def header(
     parameters: Mapping[str, Any],
     adr_base: str = "adr/",
     ledger: str | Path | None = None,
+    exploration: Exploration | None = None,
 ) -> Html:
     """Title, one-sentence purpose, the judge, the run's parameters and hashes, and every
     judge recorded in the ledger.
+
+    The ``explore`` parameter is shown as the run's standing, row "Exploratory": ``yes:``
+    and every reason (a rubric version asked for, unratified constants, ``--explore``),
+    or ``no (gate evidence)``; never the bare flag, which reads "no" on a page that is
+    exploratory for another reason. The standing is ``exploration``, else computed from
+    ``parameters`` as the page's banner is (:func:`~evalkit.report._exploration.exploration_of`).
 
     The ledger is ``ledger``, else ``parameters["ledger"]``; it is read here (the one file
     a panel reads) so that a replayed run names the model, backend and parameters that
@@ -108,6 +123,10 @@ def header(
     if judge_kind(judge) == "replay":
         rows["Answers"] = join("replayed from the ledger (judge spec ", code(judge), ")")
     for name, value in parameters.items():
+        if name == "explore":
+            standing = exploration or exploration_of(catalogue, parameters)
+            rows["Exploratory"] = exploration_text(standing)
+            continue
         if isinstance(value, list | tuple):
             shown: Any = ", ".join(str(v) for v in value) or "—"
         elif isinstance(value, dict):
@@ -129,10 +148,10 @@ def header(
             kind="warning",
         )
     return join(
-        Html('<div class="ek-header">'),
+        Html(f"<div{styled('ek-header')}>"),
         Html(
-            '<p class="ek-nav"><a href="index.html">All studies</a> · '
-            f'<a href="{esc(adr_base)}index.html">Decision records (ADRs)</a></p>'
+            f'<p{styled("ek-nav")}><a href="{esc(studies_index_link())}">All studies</a> · '
+            f'<a href="{esc(adr_link(None, adr_base))}">Decision records (ADRs)</a></p>'
         ),
         heading(title, 1),
         paragraph(lede, css="ek-lede"),
@@ -250,7 +269,7 @@ def verdict_panel(
         row_style=["border-left: 4px solid #cf222e;" if b else None for b in blocking],
         row_class=["ek-row-fail" if b else None for b in blocking],
     )
-    wrapped = f'<div class="ek-table-wrap" style="overflow-x: auto;">{table_markup}</div>'
+    wrapped = f"<div{styled('ek-table-wrap')}>{table_markup}</div>"
     return Html(f'<div class="ek-verdict-panel">{line}{wrapped}</div>', summary)
 
 

@@ -137,7 +137,7 @@ def _values(values: tuple[Any, ...], none: str) -> str:
 
 
 def _hashes(values: tuple[Any, ...], in_force: str | None) -> Html:
-    parts = []
+    parts: list[str] = []
     for v in values:
         if v is None:
             parts.append(esc("none"))

@@ -24,6 +24,9 @@ HEADLINE_MIME = "application/vnd.evalkit.headline+json"
 #: The badge of a study that has nothing to study on a catalogue (not a failure).
 NOT_APPLICABLE = "not applicable"
 
+#: The headline text of a dimension the run did not study (asked for none of its pairs).
+NOT_STUDIED = "not studied"
+
 #: Badges of studies that decide nothing: a description, an exploration, a refusal.
 DESCRIPTIVE, EXPLORATORY_BADGE, REFUSED = "descriptive", "exploratory", "refused"
 
@@ -62,12 +65,16 @@ def gate_headline(verdict: GateVerdict, exploring: Exploration | None = None) ->
     """The gate's overall verdict and, per dimension, kappa, interval, pairs and verdict.
 
     An exploratory run (ADR-0017) gets the badge ``exploratory``, never PASS or FAIL, and
-    its lines carry no per-dimension verdict.
+    its lines carry no per-dimension verdict. A dimension the run did not ask for and has
+    no pair of (not among ``exploring.dimensions``) reads ``not studied``, not
+    ``κ n/a · 0 pairs``; in a gate run its verdict follows (the gate fails it).
     """
     explored = exploring is not None and exploring.exploratory
+    asked = set(exploring.dimensions) if exploring is not None else None
     lines = []
     for dim, v in verdict.dimensions.items():
-        text = kappa_text(v.kappa, v.ci_low, v.ci_high, v.n)
+        unstudied = asked is not None and dim not in asked and not v.n
+        text = NOT_STUDIED if unstudied else kappa_text(v.kappa, v.ci_low, v.ci_high, v.n)
         lines.append((dimension_name(dim), text if explored else f"{text} · {v.verdict}"))
     return Headline(EXPLORATORY_BADGE if explored else verdict.overall, tuple(lines))
 

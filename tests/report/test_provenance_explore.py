@@ -220,6 +220,33 @@ def test_exploratory_panels_show_no_badge_and_only_the_dimensions_asked_for(
     assert exploration_banner(rp.exploration(world)).html == ""
 
 
+def test_an_exploratory_page_says_so_in_its_parameters_and_names_unstudied_dimensions(
+    world: Catalogue, tmp_path: Path
+) -> None:
+    """#28: under the "Exploratory" banner the parameters read "Explore: no" (the flag
+    was not given; the rubric version made the run exploratory), and the index listed
+    the dimensions the run did not ask for as "κ n/a · 0 pairs"."""
+    asked = {"self_harm": "v2"}
+    params = {"rubric_versions": asked, "explore": False, "dimensions": ["self_harm"]}
+    header = rp.header("Study", "Lede.", catalogue=world, judge="baseline", parameters=params)
+    text = re.sub(r"<[^>]+>", " ", header.html)
+    assert not re.search(r"Explore\s+(no|yes)", text)  # the bare flag is gone
+    assert re.search(r"Exploratory\s+yes: self_harm rubric v2 is studied; v3 is in force", text)
+    plain = rp.header("Study", "Lede.", catalogue=world, judge="baseline",
+                      parameters={"explore": False})  # fmt: skip
+    assert re.search(r"Exploratory\s+no \(gate evidence\)", re.sub(r"<[^>]+>", " ", plain.html))
+
+    rows = _self_harm_rows(world, tmp_path / "l.sqlite", asked)
+    verdict = evaluate(rows, world.labels, rp.gate_view(world, asked), n_resamples=20)
+    exploring = rp.exploration(world, asked, dimensions=["self_harm"])
+    lines = dict(rp.gate_headline(verdict, exploring).lines)
+    assert lines["Medical escalation"] == lines["Faithfulness to sources"] == "not studied"
+    assert re.fullmatch(r"κ \S+ .* · [1-9]\d* pairs", lines["Self-harm"])
+    gating = rp.exploration(world, dimensions=["self_harm"])
+    gate_run = dict(rp.gate_headline(verdict, gating).lines)
+    assert gate_run["Medical escalation"] == "not studied · FAIL"  # a gate run still fails it
+
+
 # --- the command --------------------------------------------------------------------------
 
 
@@ -281,7 +308,8 @@ def test_an_exploratory_run_is_labelled_on_every_page_and_never_shows_a_gate_bad
     assert re.search(r"would (not )?reach the threshold", overview)
     verdict_pairs = re.search(rf"{EXPLORATORY}: </strong>kappa [^;]*?(\d+) pairs", calibration)
     agreement = _section(calibration, "Agreement statistics")
-    assert verdict_pairs is not None and f'<td class="num">{verdict_pairs[1]}</td>' in agreement
+    assert verdict_pairs is not None
+    assert re.search(rf'<td class="ek-cell ek-num"[^>]*>{verdict_pairs[1]}</td>', agreement)
     assert (root / "out" / "adr" / "0017-exploratory-studies.html").is_file()
 
 

@@ -79,9 +79,36 @@ def test_formatting_of_missing_and_numbers() -> None:
 def test_table_marks_numbers_and_descriptive_rows() -> None:
     frame = pd.DataFrame({"group": ["a", "b"], "n": [40, 3]})
     html = rp.table(frame, row_class=lambda r: "descriptive" if r["n"] < 30 else None).html
-    assert html.count('class="num"') == 2
+    assert html.count("ek-num") == 2  # numbers aligned right (a class and its look)
     assert html.count('class="descriptive"') == 1
     assert "No rows." in rp.table(frame.iloc[:0]).html
+
+
+def test_adr_links_go_to_the_pages_on_a_page_and_to_docs_adr_live_in_lab(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#28: shown live in JupyterLab (a kernel jupyter_server started for a notebook in
+    the workspace), the ADR links pointed at pages beside the reports and 404ed."""
+    from evalkit.gate import DimensionVerdict, Reason
+    from evalkit.report._links import studies_index_link
+
+    md = "0002-recall-over-precision-self-harm.md"
+    reason = Reason("recall_regression", "hard_fail", "recall fell", "adr-0002")
+    verdict = DimensionVerdict("self_harm", "FAIL", 0.2, 0.1, 0.3, 40, (reason,), threshold=0.6)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)  # papermill, evalkit study
+    assert adr_href("adr-0002") == "adr/0002-recall-over-precision-self-harm.html"
+    assert studies_index_link() == "index.html"
+    files = (("docs/adr", md), ("reports/adr", "index.html"), ("reports", "index.html"))
+    for folder, name in files:
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / name).write_text("x", encoding="utf-8")
+    monkeypatch.setenv("EVALKIT_PROJECT", str(tmp_path))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "workspace" / "study.ipynb"))
+    assert adr_href("adr-0002") == f"../docs/adr/{md}"  # Lab opens the markdown
+    assert f'href="../docs/adr/{md}"' in rp.verdict_panel(verdict).html
+    assert adr_href("adr-0099") == "../reports/adr/index.html#adr-0099"
+    assert studies_index_link() == "../reports/index.html"
+    assert adr_href("adr-0002", "../site/adr/").endswith(".html")  # a base given is obeyed
 
 
 # --- charts -------------------------------------------------------------------------------

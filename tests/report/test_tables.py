@@ -19,7 +19,7 @@ from tests.factory import build_balanced
 
 
 def _headers(html: str) -> list[str]:
-    return re.findall(r'<th scope="col">([^<]*)</th>', html)
+    return re.findall(r'<th scope="col"[^>]*>([^<]*)</th>', html)
 
 
 def _cells(html: str) -> list[str]:
