@@ -97,11 +97,8 @@ def join_pairs(
     cols = ["case_id", "dimension", "turn", "bin", "status"]
     optional = ("signal_present", "injection_attempt", "rationale")
     cols += [c for c in optional if c in ledger.columns]
-    final = final_turn_rows(ledger)
-    if "created_at" in final.columns:
-        final = final.sort_values("created_at", kind="stable")
     bins = tuple(catalogue.constants.bins) if catalogue is not None else None
-    judged = gated_answers(final, bins)[cols].rename(columns={"bin": "judge"})
+    judged = final_answers(ledger, bins)[cols].rename(columns={"bin": "judge"})
     pairs = judged.merge(lab, on=["case_id", "dimension"], how="outer")
     pairs.loc[pairs["status"] != "ok", "judge"] = None
     if "signal_present" not in pairs.columns:
@@ -113,6 +110,16 @@ def join_pairs(
         if col not in pairs.columns:
             pairs[col] = None
     return pairs[list(PAIR_COLUMNS)].sort_values(["dimension", "case_id"], ignore_index=True)
+
+
+def final_answers(ledger: pd.DataFrame, bins: Sequence[str] | None) -> pd.DataFrame:
+    """The answer read for each (case, dimension) of ``ledger``: its final-turn rows
+    (:func:`final_turn_rows`), oldest first, one kept by :func:`gated_answers`
+    (ADR-0027). Every reader of "the judge's answer to a case" takes it from here."""
+    final = final_turn_rows(ledger)
+    if "created_at" in final.columns:
+        final = final.sort_values("created_at", kind="stable")
+    return gated_answers(final, bins)
 
 
 def gated_answers(final: pd.DataFrame, bins: Sequence[str] | None) -> pd.DataFrame:
