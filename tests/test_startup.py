@@ -47,7 +47,8 @@ print(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r})))
 #: the heavy modules then imported (numpy, pandas and scipy.special are the gate's own).
 GATE_PROBE = """
 import sys
-from evalkit.agreement import alt_test, diagnose, gate_power, human_ceiling, judge_vs_humans
+from evalkit.agreement import alt_test, diagnose, fleiss_kappa, gate_power, human_ceiling
+from evalkit.agreement import judge_vs_humans
 import evalkit.gate._evaluate
 from evalkit.gate._recall import miss_rate_upper_bound
 from evalkit.agreement._distributions import fisher_exact_greater
@@ -59,6 +60,7 @@ gate_power(0.6, 50, 0.6, [0.5, 0.5], n_sim=20)
 human_ceiling(humans, judge, ["a", "b"], n_boot=20)
 judge_vs_humans(humans, judge, ["a", "b"], n_boot=20)
 miss_rate_upper_bound(1, 40), fisher_exact_greater(3, 1, 1, 9)
+fleiss_kappa([[humans[r][u] for r in humans] for u in range(40)], ["a", "b"])
 print(sorted(m for m in sys.modules if m.startswith(("scipy.stats", "statsmodels", "sklearn",
       "altair", "matplotlib", "papermill", "nbconvert"))))
 """

@@ -32,6 +32,25 @@ def normal_quantile(p: float) -> float:
     return float(_special().ndtri(p))
 
 
+def normal_sf(x: float) -> float:
+    """The standard normal upper tail, ``scipy.stats.norm.sf(x)`` (``ndtr(-x)``; 0 at
+    infinity, 1 at minus infinity, NaN for NaN)."""
+    if math.isnan(x):
+        return math.nan
+    if math.isinf(x):
+        return 0.0 if x > 0 else 1.0
+    return float(_special().ndtr(-x))
+
+
+def t_quantile(q: float, df: float) -> float:
+    """The quantile ``q`` of Student's t on ``df`` degrees of freedom,
+    ``scipy.stats.t.ppf(q, df)`` (``stdtrit``), for ``0 < q < 1`` and ``df > 0``; NaN
+    otherwise."""
+    if not (0.0 < q < 1.0 and df > 0):
+        return math.nan
+    return float(_special().stdtrit(df, q))
+
+
 def beta_quantile(q: float, a: float, b: float) -> float:
     """The quantile ``q`` of Beta(``a``, ``b``), ``scipy.stats.beta.ppf(q, a, b)``."""
     return float(_special().betaincinv(a, b, q))

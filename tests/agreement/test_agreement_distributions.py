@@ -19,7 +19,9 @@ from evalkit.agreement._distributions import (
     chi2_sf,
     fisher_exact_greater,
     normal_quantile,
+    normal_sf,
     stuart_maxwell_test,
+    t_quantile,
     t_test_less,
 )
 
@@ -31,6 +33,16 @@ def test_quantiles_are_scipy_stats_bit_for_bit() -> None:
         for misses in sorted({0, 1, 2, n // 3, n - 1} & set(range(n))):  # misses < n
             want = stats.beta.ppf(0.95, misses + 1, n - misses)
             assert beta_quantile(0.95, misses + 1, n - misses) == want
+
+
+def test_normal_tail_and_t_quantile_are_scipy_stats_bit_for_bit() -> None:
+    for x in (*np.linspace(0, 40, 801), math.inf, -math.inf, -3.0):
+        assert normal_sf(x) == stats.norm.sf(x)
+    assert math.isnan(normal_sf(math.nan))
+    for df in (1, 2, 5, 39, 40, 744):
+        for q in (0.5, 0.9, 0.95, 0.975, 0.995):
+            assert t_quantile(q, df) == stats.t.ppf(q, df)
+    assert math.isnan(t_quantile(1.0, 3)) and math.isnan(t_quantile(0.9, 0))
 
 
 def test_chi2_tails_are_scipy_stats_at_the_edges_too() -> None:
