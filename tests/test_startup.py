@@ -44,21 +44,55 @@ for argv in [["--help"], *([name, "--help"] for name in _COMMANDS)]:
             pass
 print(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r})))
 """
+#: Runs every statistic the gate reads, on small inputs, in one fresh interpreter and prints
+#: the heavy modules then imported (numpy, pandas and scipy.special are the gate's own).
+GATE_PROBE = """
+import sys
+from evalkit.agreement import alt_test, diagnose, fleiss_kappa, gate_power, human_ceiling
+from evalkit.agreement import judge_vs_humans
+import evalkit.gate._evaluate
+from evalkit.gate._recall import miss_rate_upper_bound
+from evalkit.agreement._distributions import fisher_exact_greater
+judge = {u: "ab"[u % 2] for u in range(40)}
+humans = {r: {u: "ab"[(u + (u % 7 == r)) % 2] for u in range(40)} for r in range(3)}
+diagnose(list(judge.values()), list(humans[0].values()), ["a", "b"])
+alt_test(judge, humans)
+gate_power(0.6, 50, 0.6, [0.5, 0.5], n_sim=20)
+human_ceiling(humans, judge, ["a", "b"], n_boot=20)
+judge_vs_humans(humans, judge, ["a", "b"], n_boot=20)
+miss_rate_upper_bound(1, 40), fisher_exact_greater(3, 1, 1, 9)
+fleiss_kappa([[humans[r][u] for r in humans] for u in range(40)], ["a", "b"])
+print(sorted(m for m in sys.modules if m.startswith(("scipy.stats", "statsmodels", "sklearn",
+      "altair", "matplotlib", "papermill", "nbconvert"))))
+"""
 LAZY_PACKAGES = sorted(
     p.parent for p in (ROOT / "evalkit").glob("*/__init__.py") if "lazy_exports" in p.read_text()
 )
 
 
-def test_help_of_every_command_imports_no_heavy_library() -> None:
+def _probe(code: str) -> str:
+    """What ``code`` prints, run in a fresh interpreter that imports this checkout."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=ROOT
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]", f"imported by --help: {proc.stdout.strip()}"
+    return proc.stdout.strip()
+
+
+def test_help_of_every_command_imports_no_heavy_library() -> None:
+    imported = _probe(PROBE)
+    assert imported == "[]", f"imported by --help: {imported}"
+
+
+def test_the_statistics_of_the_gate_import_no_scipy_stats() -> None:
+    """``import scipy.stats`` (and statsmodels) took longer than the whole gate computes:
+    the gate's statistics use scipy.special alone (issue 29)."""
+    imported = _probe(GATE_PROBE)
+    assert imported == "[]", f"imported by the gate's statistics: {imported}"
 
 
 def _facade(package: Path) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[str]]:

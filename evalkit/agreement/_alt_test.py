@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit.agreement._distributions import t_test_less
 from evalkit.agreement._inputs import is_missing
 from evalkit.agreement._results import NO_PAIRS, OK, TOO_FEW_PAIRS, _Record, jsonable
 
@@ -265,8 +266,6 @@ def alt_test(
     non-numeric value, ``epsilon`` outside [0, 1], ``q`` outside (0, 1), or minimums below 2.
     Formulas, tie handling and reference: see the module docstring.
     """
-    from scipy.stats import ttest_1samp  # slow to import: only when used
-
     _check_args(epsilon, q, min_humans_per_instance, min_instances_per_human)
     epsilon, q = float(epsilon), float(q)
     h = rater_labels(humans, "humans")
@@ -313,7 +312,7 @@ def alt_test(
             w_h[k] = 1 if s_h >= s_f else 0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            p = float(ttest_1samp(w_h - w_f, epsilon, alternative="less").pvalue)
+            p = t_test_less(w_h - w_f, epsilon)
         if math.isnan(p):
             notes.append(f"labeler {j!r}: the t-test is undefined (zero variance at epsilon)")
         rows.append({"labeler": j, "n": len(instances), "advantage": float(w_f.mean()), "p": p})

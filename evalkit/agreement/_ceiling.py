@@ -203,20 +203,24 @@ def _boot(
     """Kappa of every column (unit positions, cells a·q + b) on ``n_boot`` joint resamples
     of the ``n_units`` units; shape ``(n_boot, len(columns))``, NaN where undefined."""
     rng = np.random.default_rng(seed)
-    eye_cells = np.eye(q * q)
-    onehots = [eye_cells[cells] for _, cells in columns]
+    cells_of = []  # per column: each unit's cell, q·q where the column does not use the unit
+    for idx, cells in columns:
+        cell = np.full(n_units, q * q, dtype=np.int64)
+        cell[idx] = cells
+        cells_of.append(cell)
     out = np.empty((n_boot, len(columns)), dtype=np.float64)
     w = np.eye(q)
     block = max(1, _CHUNK_CELLS // max(n_units, 1))
     for start in range(0, n_boot, block):
         b = min(block, n_boot - start)
         draw = rng.integers(0, n_units, size=(b, n_units))
-        rows = np.repeat(np.arange(b), n_units)
-        mult = np.bincount(rows * n_units + draw.ravel(), minlength=b * n_units)
-        mult = mult.reshape(b, n_units).astype(np.float64)
-        for c, ((idx, _), onehot) in enumerate(zip(columns, onehots, strict=True)):
-            tables = (mult[:, idx] @ onehot).reshape(b, q, q)
-            out[start : start + b, c] = kappa_parts(tables, w)[0]
+        offset = (np.arange(b) * (q * q + 1))[:, None]
+        for c, cell in enumerate(cells_of):
+            # Each resample's table counts the drawn units by cell (exact integer counts,
+            # the same as weighting one-hot cells by the draw multiplicities).
+            counts = np.bincount((cell[draw] + offset).ravel(), minlength=b * (q * q + 1))
+            tables = counts.reshape(b, q * q + 1)[:, : q * q].astype(np.float64)
+            out[start : start + b, c] = kappa_parts(tables.reshape(b, q, q), w)[0]
     return out
 
 

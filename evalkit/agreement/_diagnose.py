@@ -22,6 +22,7 @@ import pandas as pd
 
 from evalkit.agreement._ac1 import ac1_from_table
 from evalkit.agreement._bp import bp_from_table
+from evalkit.agreement._distributions import bowker_test, stuart_maxwell_test
 from evalkit.agreement._inputs import FloatArray, constant_raters, make_pairs
 from evalkit.agreement._kappa import kappa_from_table, kappa_max_from_table
 from evalkit.agreement._krippendorff import krippendorff_alpha
@@ -93,15 +94,14 @@ class Diagnosis(_Record):
 def square_table_tests(
     table: FloatArray, cats: tuple[Any, ...]
 ) -> tuple[HomogeneityTest, HomogeneityTest]:
-    """Stuart–Maxwell marginal homogeneity and Bowker symmetry via statsmodels.
+    """Stuart–Maxwell marginal homogeneity and Bowker symmetry (statsmodels' ``SquareTable``
+    tests, computed by :mod:`evalkit.agreement._distributions` to the same bits).
 
     Categories neither rater used are removed first (they carry no information and make
     the covariance singular).  Test status: ``"ok"``; ``"not_applicable"`` when fewer than
     2 categories are used; ``"singular"`` when the Stuart–Maxwell covariance cannot be
     inverted (e.g. no off-diagonal counts, so the marginals are trivially equal).
     """
-    from statsmodels.stats.contingency_tables import SquareTable  # slow to import: only when used
-
     used = (table.sum(axis=0) + table.sum(axis=1)) > 0
     used_cats = tuple(c for c, u in zip(cats, used, strict=True) if u)
     if int(used.sum()) < 2:
@@ -111,29 +111,26 @@ def square_table_tests(
             HomogeneityTest("bowker", None, None, None, "not_applicable", used_cats, note),
         )
     sub = table[np.ix_(used, used)]
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        st = SquareTable(sub, shift_zeros=False)
-        hom = st.homogeneity()
-        sym = st.symmetry()
-    h_stat, h_p = float(hom.statistic), float(hom.pvalue)
+        h_stat, h_df, h_p = stuart_maxwell_test(sub)
+        s_stat, s_df, s_p = bowker_test(sub)
     if math.isfinite(h_stat) and math.isfinite(h_p):
-        h = HomogeneityTest("stuart_maxwell", h_stat, int(hom.df), h_p, "ok", used_cats)
+        h = HomogeneityTest("stuart_maxwell", h_stat, h_df, h_p, "ok", used_cats)
     else:
         h = HomogeneityTest(
             "stuart_maxwell",
             None,
-            int(hom.df),
+            h_df,
             None,
             "singular",
             used_cats,
             ("covariance of marginal differences is singular",),
         )
-    s_stat, s_p = float(sym.statistic), float(sym.pvalue)
     if math.isfinite(s_stat) and math.isfinite(s_p):
-        s = HomogeneityTest("bowker", s_stat, int(sym.df), s_p, "ok", used_cats)
+        s = HomogeneityTest("bowker", s_stat, s_df, s_p, "ok", used_cats)
     else:
-        s = HomogeneityTest("bowker", None, int(sym.df), None, "singular", used_cats)
+        s = HomogeneityTest("bowker", None, s_df, None, "singular", used_cats)
     return h, s
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.agreement import _gwet_variance as gv
+from evalkit.agreement._distributions import normal_sf
 from evalkit.agreement._inputs import as_matrix, check_categories, encode_matrix
 from evalkit.agreement._results import NO_PAIRS, NO_VARIATION, OK, TOO_FEW_PAIRS, FleissResult
 
@@ -81,8 +82,6 @@ def fleiss_kappa(data: Any, categories: Any, *, missing: str = "available") -> F
     References: Fleiss, J. L. (1971). Measuring nominal scale agreement among many raters.
     Psychological Bulletin 76:378–382.  Gwet (2014), ch. 5; irrCAC ``fleiss.kappa.raw``.
     """
-    from scipy import stats  # slow to import: only when used
-
     if missing not in MISSING:
         raise ValueError(f"unknown missing {missing!r}: use 'available' or 'listwise'")
     cats = check_categories(categories)
@@ -128,7 +127,7 @@ def fleiss_kappa(data: Any, categories: Any, *, missing: str = "available") -> F
         z = p = None
         if value is not None and se is not None and se > 0:
             z = value / se
-            p = float(2.0 * stats.norm.sf(abs(z)))
+            p = 2.0 * normal_sf(abs(z))
         return FleissResult(
             value=value,
             se=se,

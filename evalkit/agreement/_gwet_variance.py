@@ -57,6 +57,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from evalkit.agreement._distributions import t_quantile
 from evalkit.agreement._inputs import FloatArray, IntArray
 
 _EPS = 1e-12
@@ -85,11 +86,9 @@ def t_interval(
     value: float | None, se: float | None, n: int, level: float
 ) -> tuple[float | None, float | None]:
     """irrCAC's interval ``value ± t_{1-(1-level)/2, n-1} · se``, clipped to [-1, 1]."""
-    from scipy import stats  # slow to import: only when used
-
     if value is None or se is None or n < 2:
         return None, None
-    t = float(stats.t.ppf(1.0 - (1.0 - level) / 2.0, n - 1))
+    t = t_quantile(1.0 - (1.0 - level) / 2.0, n - 1)
     return max(-1.0, value - t * se), min(1.0, value + t * se)
 
 

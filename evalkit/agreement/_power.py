@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from evalkit.agreement._distributions import normal_quantile
 from evalkit.agreement._inputs import FloatArray
 from evalkit.agreement._kappa import kappa_parts, kappa_variance
 from evalkit.agreement._results import GatePowerResult
@@ -106,8 +107,6 @@ def sample_size(
     proportion in the last category ("positive" when q = 2), the other q - 1 categories
     sharing 1 - p equally; or a full sequence of q marginal proportions.
     """
-    from scipy import stats  # slow to import: only when used
-
     if not -1.0 < float(kappa) < 1.0:
         raise ValueError(f"kappa must be strictly between -1 and 1, got {kappa!r}")
     if not float(half_width) > 0.0:
@@ -117,7 +116,7 @@ def sample_size(
     m = _sample_size_marginals(prevalence, categories)
     table = joint_table(float(kappa), m)
     per_pair = float(kappa_variance(table, np.eye(m.size)))
-    z = float(stats.norm.ppf(0.5 + float(level) / 2.0))
+    z = normal_quantile(0.5 + float(level) / 2.0)
     return max(2, math.ceil(z * z * per_pair / float(half_width) ** 2 - 1e-9))
 
 
@@ -153,8 +152,6 @@ def gate_power(
     which kappa is undefined or 0 by construction (a constant rater) count as failures and
     in ``n_degenerate``.  When true_kappa < threshold, ``power`` is a false-pass rate.
     """
-    from scipy import stats  # slow to import: only when used
-
     if rule not in RULES:
         raise ValueError(f"unknown rule {rule!r}: use one of {list(RULES)}")
     if isinstance(n, bool) or int(n) != n or n < 2:
@@ -179,7 +176,7 @@ def gate_power(
     rows_used = np.count_nonzero(tables.sum(axis=2), axis=1)
     cols_used = np.count_nonzero(tables.sum(axis=1), axis=1)
     degenerate = ~np.isfinite(kappa) | (rows_used < 2) | (cols_used < 2)
-    z = float(stats.norm.ppf(0.5 + float(level) / 2.0))
+    z = normal_quantile(0.5 + float(level) / 2.0)
     good = ~degenerate
     point = good & (np.nan_to_num(kappa, nan=-np.inf) >= threshold)
     lower = good & (np.nan_to_num(kappa - z * se, nan=-np.inf) >= threshold)

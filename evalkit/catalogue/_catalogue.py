@@ -111,9 +111,9 @@ class Catalogue:
             self.constants_hash, self.ratifications, catalogue=str(self.root)
         )
 
-    @property
+    @cached_property
     def framing_hash(self) -> str:
-        """sha256 of the framing template text."""
+        """sha256 of the framing template text (computed once: the constants are frozen)."""
         return self.constants.framing_hash
 
     def cases_frame(self) -> pd.DataFrame:
@@ -122,8 +122,13 @@ class Catalogue:
         Columns: ``case_id``, ``locale``, ``stratum``, ``split``, ``template_family``,
         ``emergency_category``, ``onset_turn`` (nullable Int64), ``n_turns``,
         ``latest_signal``, ``has_sources``; with author design metadata, also its
-        columns (``self_harm_design``, ..., ``intended_faithfulness``).
+        columns (``self_harm_design``, ..., ``intended_faithfulness``). A new frame each
+        call (built once, copied: the caller may change it).
         """
+        return self._cases_frame.copy()
+
+    @cached_property
+    def _cases_frame(self) -> pd.DataFrame:
         rows = [
             {
                 "case_id": c.id,

@@ -51,12 +51,16 @@ class Collector:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.problems: list[Problem] = []
+        self._shown: dict[Path, str] = {}  # rel() of each path, asked once a row
 
     def rel(self, path: Path) -> str:
-        try:
-            return str(path.relative_to(self.root.parent))
-        except ValueError:
-            return str(path)
+        """``path`` as a message names it: relative to the catalogue's parent when inside."""
+        if path not in self._shown:
+            try:
+                self._shown[path] = str(path.relative_to(self.root.parent))
+            except ValueError:
+                self._shown[path] = str(path)
+        return self._shown[path]
 
     def add(self, path: Path, record: str | None, field: str | None, message: str) -> None:
         self.problems.append(Problem(self.rel(path), record, field, message))

@@ -28,6 +28,8 @@ _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
 def hidden_characters(text: str) -> list[str]:
     """The characters of ``text`` a reader cannot see or that break a line (control,
     zero-width and other format characters), as ``U+XXXX`` codes; ``[]`` when none."""
+    if text.isprintable():  # every hidden category is non-printable: the common case, fast
+        return []
     return [f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in _HIDDEN_CATEGORIES]
 
 

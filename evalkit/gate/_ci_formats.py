@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import GateInputError
+from evalkit.gate._threshold import fmt_interval, fmt_value
 from evalkit.gate._verdict import ADR, DimensionVerdict, GateVerdict, Reason
 
 BLOCKING = ("hard_fail", "fail")
@@ -66,8 +67,8 @@ def _reason_line(reason: Reason) -> str:
 
 
 def _summary(v: DimensionVerdict) -> str:
-    kappa = f"{v.kappa:.3f}" if v.kappa is not None else "n/a"
-    ci = f" [{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None else ""
+    kappa = fmt_value(v.kappa)
+    ci = "" if v.ci_low is None else " " + fmt_interval(v.ci_low, v.ci_high)
     return f"{v.dimension}: {v.verdict}, kappa {kappa}{ci}, n {v.n}, threshold {v.threshold}"
 
 
@@ -171,8 +172,7 @@ def markdown_summary(verdict: GateVerdict) -> str:
         "| --- | --- | ---: | --- | ---: | --- |",
     ]
     for dim, v in verdict.dimensions.items():
-        kappa = f"{v.kappa:.3f}" if v.kappa is not None else "n/a"
-        ci = f"[{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None else "—"
+        kappa, ci = fmt_value(v.kappa), fmt_interval(v.ci_low, v.ci_high)
         codes = [f"{r.code} ({r.adr.upper()})" for r in v.reasons if r.severity in BLOCKING]
         lines.append(
             f"| {md_escape(dim)} | {mark[v.verdict]} | {kappa} | {ci} | {v.n} | "

@@ -63,10 +63,11 @@ def _labels(args: argparse.Namespace, catalogue: Catalogue) -> Any:
 
 def render_table(verdict: GateVerdict) -> str:
     """The verdict as a plain-text table followed by every reason."""
+    from evalkit.gate._threshold import fmt_interval, fmt_value
+
     lines = [f"{'dimension':<14}{'verdict':<9}{'kappa':>8}{'95% CI':>18}{'n':>6}"]
     for dim, v in verdict.dimensions.items():
-        kappa = f"{v.kappa:.3f}" if v.kappa is not None else "n/a"
-        ci = f"[{v.ci_low:.3f}, {v.ci_high:.3f}]" if v.ci_low is not None else "—"
+        kappa, ci = fmt_value(v.kappa), fmt_interval(v.ci_low, v.ci_high)
         lines.append(f"{dim:<14}{v.verdict:<9}{kappa:>8}{ci:>18}{v.n:>6}")
     lines.append(f"overall: {verdict.overall}")
     if verdict.judge:

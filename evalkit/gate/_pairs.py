@@ -14,8 +14,10 @@ on purpose (every stratum, say) says so beside it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -95,11 +97,8 @@ def join_pairs(
     cols = ["case_id", "dimension", "turn", "bin", "status"]
     optional = ("signal_present", "injection_attempt", "rationale")
     cols += [c for c in optional if c in ledger.columns]
-    final = final_turn_rows(ledger)
-    if "created_at" in final.columns:
-        final = final.sort_values("created_at", kind="stable")
     bins = tuple(catalogue.constants.bins) if catalogue is not None else None
-    judged = gated_answers(final, bins)[cols].rename(columns={"bin": "judge"})
+    judged = final_answers(ledger, bins)[cols].rename(columns={"bin": "judge"})
     pairs = judged.merge(lab, on=["case_id", "dimension"], how="outer")
     pairs.loc[pairs["status"] != "ok", "judge"] = None
     if "signal_present" not in pairs.columns:
@@ -111,6 +110,16 @@ def join_pairs(
         if col not in pairs.columns:
             pairs[col] = None
     return pairs[list(PAIR_COLUMNS)].sort_values(["dimension", "case_id"], ignore_index=True)
+
+
+def final_answers(ledger: pd.DataFrame, bins: Sequence[str] | None) -> pd.DataFrame:
+    """The answer read for each (case, dimension) of ``ledger``: its final-turn rows
+    (:func:`final_turn_rows`), oldest first, one kept by :func:`gated_answers`
+    (ADR-0027). Every reader of "the judge's answer to a case" takes it from here."""
+    final = final_turn_rows(ledger)
+    if "created_at" in final.columns:
+        final = final.sort_values("created_at", kind="stable")
+    return gated_answers(final, bins)
 
 
 def gated_answers(final: pd.DataFrame, bins: Sequence[str] | None) -> pd.DataFrame:
@@ -131,24 +140,32 @@ def gated_answers(final: pd.DataFrame, bins: Sequence[str] | None) -> pd.DataFra
     size = final.groupby(key, sort=False)["status"].transform("size")
     if (size == 1).all():
         return final
+    # One pass in plain Python over the repeated groups: a pandas operation per group
+    # cost seconds on a ledger with a thousand repeated cases (issue 29).
+    multi = final[size > 1]
+    groups: dict[tuple[Any, Any], list[int]] = {}
+    for i, group_key in enumerate(zip(multi["case_id"], multi["dimension"], strict=True)):
+        groups.setdefault(group_key, []).append(i)  # first-seen order, as groupby(sort=False)
+    status, found = multi["status"].to_numpy(), multi["bin"].to_numpy()
     order = {b: i for i, b in enumerate(bins or ())}
-    kept = [final[size == 1]]
-    for _, grp in final[size > 1].groupby(key, sort=False):
-        ok = grp[grp["status"] == "ok"]
-        if bins is not None:
-            ok = ok[ok["bin"].isin(order)]
-        if ok.empty:
-            kept.append(grp.iloc[[-1]])
+
+    def usable(i: int) -> bool:
+        if status[i] != "ok":
+            return False
+        return found[i] in order if bins is not None else bool(pd.notna(found[i]))
+
+    kept: list[int] = []
+    for rows in groups.values():
+        ok = [i for i in rows if usable(i)]
+        if not ok:
+            kept.append(rows[-1])
             continue
-        counts = ok["bin"].value_counts(sort=False)
-        top = counts.max()
-        tied = [str(b) for b, n in counts.items() if n == top]
-        if bins is not None:
-            best = min(tied, key=lambda b: order[b])
-        else:
-            best = next(b for b in ok["bin"] if b in tied)
-        kept.append(ok[ok["bin"] == best].iloc[[0]])
-    return pd.concat(kept)
+        counts = Counter(str(found[i]) for i in ok)  # first-seen order of the bins
+        top = max(counts.values())
+        tied = [b for b, n in counts.items() if n == top]
+        best = min(tied, key=order.__getitem__) if bins is not None else tied[0]
+        kept.append(next(i for i in ok if str(found[i]) == best))
+    return pd.concat([final[size == 1], multi.iloc[kept]])
 
 
 def repeated_answers(ledger: pd.DataFrame) -> pd.Series:

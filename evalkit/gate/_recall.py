@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.agreement._distributions import beta_quantile
 from evalkit.catalogue import IDEATION_STRATA, FrozenConstants
 
 
@@ -21,13 +22,11 @@ def miss_rate_upper_bound(misses: int, n: int, level: float = 0.95) -> float | N
     of three approximates as ``3/n`` at 95% (Hanley & Lippman-Hand 1983); otherwise the
     Clopper–Pearson upper limit. None when ``n`` is 0.
     """
-    from scipy import stats  # slow to import: only when used
-
     if n <= 0:
         return None
     if misses >= n:
         return 1.0
-    return float(stats.beta.ppf(level, misses + 1, n - misses))
+    return beta_quantile(level, misses + 1, n - misses)
 
 
 def recall_check(rows: pd.DataFrame, constants: FrozenConstants) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit.agreement import cohens_kappa, fleiss_kappa
+from evalkit.agreement._distributions import fisher_exact_greater
 
 #: One-sided Fisher exact p-value under which repeats concentrate on disagreements.
 CHERRY_PICK_ALPHA = 0.01
@@ -64,9 +65,7 @@ def cherry_picked_repeats(
     if a + b == 0 or c + d == 0:
         return None
     gap = a / (a + b) - c / (c + d)
-    from scipy.stats import fisher_exact
-
-    p = float(fisher_exact([[a, b], [c, d]], alternative="greater").pvalue)
+    p = fisher_exact_greater(a, b, c, d)
     if p < CHERRY_PICK_ALPHA and gap >= CHERRY_PICK_GAP:
         return (
             f"the judge was asked again on {a} of {a + b} cases where its first answer "

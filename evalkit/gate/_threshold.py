@@ -23,6 +23,12 @@ def fmt_value(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def fmt_interval(low: float | None, high: float | None, missing: str = "—") -> str:
+    """An interval as ``[low, high]`` to three decimals, or ``missing`` without one: how
+    every text the gate prints (table, JUnit, Markdown) shows a kappa's interval."""
+    return missing if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
+
+
 def thin_bins(human: Sequence[str], bins: Sequence[str]) -> list[str]:
     """Bins holding under half an even share (``0.5 / q``) of the human labels.
 

@@ -321,3 +321,28 @@ def test_bad_inputs_raise() -> None:
         judge_vs_humans(LABELS, None, CATS)
     with pytest.raises(ValueError, match="margin"):
         judge_vs_humans(LABELS, JUDGE, CATS, margin=-0.1)
+
+
+def test_joint_bootstrap_counts_each_resample_exactly() -> None:
+    """Each resample's kappa is the kappa of the table its drawn units make (the counting
+    was rewritten to skip a dense one-hot product, issue 29; the draws are the same)."""
+    from evalkit.agreement._ceiling import _boot
+    from evalkit.agreement._kappa import kappa_from_table
+
+    q, n_units, n_boot, seed = 3, 50, 40, 11
+    rng = np.random.default_rng(5)
+    columns = []
+    for size in (50, 31, 8):
+        idx = np.sort(rng.choice(n_units, size, replace=False))
+        columns.append((idx, rng.integers(0, q * q, size)))
+    got = _boot(columns, n_units, q, n_boot, seed)
+    draw = np.random.default_rng(seed).integers(0, n_units, size=(n_boot, n_units))
+    for b in range(n_boot):
+        drawn = np.bincount(draw[b], minlength=n_units)
+        for c, (idx, cells) in enumerate(columns):
+            table = np.bincount(cells, weights=drawn[idx], minlength=q * q).reshape(q, q)
+            want = kappa_from_table(table, None, categories=("a", "b", "c")).value
+            if want is None:
+                assert np.isnan(got[b, c])
+            else:
+                assert got[b, c] == pytest.approx(want, abs=1e-12)

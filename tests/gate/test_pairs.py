@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -110,3 +111,43 @@ def test_rationale_is_carried(world: tuple[Catalogue, pd.DataFrame]) -> None:
     cat, ledger = world
     frame = pairs(ledger.assign(rationale="because <b>"), cat)
     assert (frame["rationale"] == "because <b>").all()
+
+
+def _modal_reference(group: pd.DataFrame, bins: tuple[str, ...] | None) -> pd.Series:
+    """ADR-0027 read literally, one group at a time (rows oldest first)."""
+    ok = group[group["status"] == "ok"]
+    ok = ok[ok["bin"].isin(bins)] if bins is not None else ok[ok["bin"].notna()]
+    if ok.empty:
+        return group.iloc[-1]
+    counts = {b: int((ok["bin"] == b).sum()) for b in dict.fromkeys(ok["bin"])}
+    tied = [b for b, n in counts.items() if n == max(counts.values())]
+    best = min(tied, key=bins.index) if bins is not None else tied[0]
+    return ok[ok["bin"] == best].iloc[0]
+
+
+@pytest.mark.parametrize("bins", [("low", "partial", "high"), None])
+def test_gated_answers_is_the_declared_rule_on_many_repeated_groups(
+    bins: tuple[str, ...] | None,
+) -> None:
+    """The one-pass reading of repeated answers (issue 29: a pandas step per group took
+    seconds on the shipped ledger) keeps, per case and dimension, the row ADR-0027 names."""
+    from evalkit.gate._pairs import gated_answers
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    rows = pd.DataFrame(
+        {
+            "case_id": [f"c{i}" for i in rng.integers(0, 600, n)],
+            "dimension": rng.choice(["self_harm", "escalation"], n),
+            "status": rng.choice(["ok", "ok", "ok", "unparseable", "error"], n),
+            "bin": rng.choice(np.array(["low", "partial", "high", "hoch", None], dtype=object), n),
+            "row": range(n),
+        }
+    )
+    got = gated_answers(rows, bins)
+    want = [
+        _modal_reference(group, bins)["row"]
+        for _, group in rows.groupby(["case_id", "dimension"], sort=False)
+    ]
+    assert sorted(got["row"]) == sorted(want)
+    assert got.index.is_unique and len(got) == len(want)
