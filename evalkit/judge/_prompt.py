@@ -27,6 +27,7 @@ case ids, strata, families and labels never reach the prompt.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import html
@@ -163,8 +164,12 @@ class JudgeRequest:
         }
 
 
+@functools.lru_cache(maxsize=8)
 def split_framing(framing: str) -> tuple[Template, Template]:
     """Split the framing text into its ``@@ system`` and ``@@ user`` templates.
+
+    Cached per framing text (a gate run rebuilds thousands of requests from one framing);
+    the templates are only ever read, never changed.
 
     Raises :class:`JudgeError` if a section is missing or a template names a
     placeholder this module does not fill (or misses one it must).
