@@ -16,15 +16,12 @@ import pandas as pd
 
 from evalkit.agreement import cohens_kappa
 from evalkit.catalogue import Catalogue
-from evalkit.gate import complete_rows, final_turn_rows, gated_rows, study_pairs
-from evalkit.gate._pairs import gated_answers
+from evalkit.gate import complete_rows, gated_rows, study_pairs
+from evalkit.gate._pairs import final_answers
 
 
 def _final_ok(ledger: pd.DataFrame, dimension: str, bins: Sequence[str]) -> pd.DataFrame:
-    rows = final_turn_rows(ledger[ledger["dimension"] == dimension])
-    if "created_at" in rows.columns:
-        rows = rows.sort_values("created_at", kind="stable")
-    rows = gated_answers(rows, bins)  # the gate's rule for repeated answers (ADR-0027)
+    rows = final_answers(ledger[ledger["dimension"] == dimension], bins)  # the gate's read
     return rows[rows["status"] == "ok"]
 
 
