@@ -93,19 +93,21 @@ def foreign_scripts(html_text: str) -> list[str]:
     return found
 
 
-_CHART_ID = re.compile(r"\bek-chart-([0-9a-f]{6,64})-(\d+)\b")
+_CHART_ID = re.compile(r"\bek-chart-(?:[0-9a-f]{6,64}-)?\d+\b")
 
 
 def stable_chart_ids(html_text: str) -> str:
-    """``html_text`` with every chart id (``ek-chart-<digest>-<n>``) renumbered by order
-    of first appearance on the page, so that a page does not depend on how many charts
-    the kernel drew before (ADR-0020). An id and the ``data-target`` naming it stay equal."""
+    """``html_text`` with every chart id renamed ``ek-chart-<n>``, ``n`` its place on the
+    page (order of first appearance), so that an id depends neither on how many charts
+    the kernel drew before nor on the chart's content (ADR-0020): the kernel's ids carry
+    a digest of the spec, and a spec is only as stable as its numbers. An id and the
+    ``data-target`` naming it stay equal."""
     order: dict[str, str] = {}
 
     def renumber(m: re.Match[str]) -> str:
         key = m.group(0)
         if key not in order:
-            order[key] = f"ek-chart-{m.group(1)}-{len(order) + 1}"
+            order[key] = f"ek-chart-{len(order) + 1}"
         return order[key]
 
     return _CHART_ID.sub(renumber, html_text)
