@@ -78,12 +78,24 @@ def is_missing(value: Any) -> bool:
         return False
 
 
+def steady(x: float) -> float:
+    """``x`` without float noise: 12 significant digits, and anything under 1e-12 in size
+    an unsigned ``0.0``. What a page prints must not depend on the machine's summation
+    order (a true 0 computed as ``-1.4e-17``, a true 0.0625 as ``0.06250000000000001``)."""
+    if not math.isfinite(x):
+        return x
+    if abs(x) < 1e-12:
+        return 0.0
+    return float(f"{x:.12g}")
+
+
 def num(value: Any, digits: int = 3) -> str:
     """A number as short text: ints whole, floats to ``digits`` decimals, ``—`` if missing.
 
     The one number format of every display (reprs, cards, report tables). A non-zero float
     whose rounding would print as zero is shown in scientific form with three significant
-    digits (a p-value of ``1.2e-05`` stays ``1.20e-05``); a whole float of 1,000 or more
+    digits (a p-value of ``1.2e-05`` stays ``1.20e-05``), after :func:`steady` takes the
+    float noise off (so below 1e-12 is ``0.000``); a whole float of 1,000 or more
     without decimals (``1200.0`` → ``1200``); infinities as ``inf``/``-inf``. Booleans
     read ``True``/``False``; anything else is ``str(value)``.
     """
@@ -97,7 +109,7 @@ def num(value: Any, digits: int = 3) -> str:
     if kind == "b":
         return str(bool(value))
     if isinstance(value, float) or kind == "f":
-        x = float(value)
+        x = steady(float(value))
         if math.isnan(x):
             return "—"
         if math.isinf(x):

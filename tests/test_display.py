@@ -245,3 +245,14 @@ def test_chart_specs_draw_under_vega_lite_5() -> None:
     assert notebook_vegalite().startswith("5.")
     marks = vl_convert.vegalite_to_vega(_chart().spec, vl_version=notebook_vegalite())["marks"]
     assert marks and not math.isnan(len(marks))
+
+
+def test_float_noise_does_not_reach_the_printed_number() -> None:
+    """A true 0 computed as ±1.4e-17 prints as 0 on every machine, and a true 0.0625
+    computed as 0.0625 plus one ulp rounds as 0.0625 does (worked by hand: 12 significant
+    digits, then 3 decimals, Python's round-half-even on the exact binary 0.0625)."""
+    assert d.num(1.3877787807814457e-17) == d.num(-1.3877787807814457e-17) == "0.000"
+    assert d.num(0.06250000000000001) == d.num(0.0625) == "0.062"
+    assert d.steady(-1e-17) == 0.0 and str(d.steady(-1e-17)) == "0.0"
+    assert d.num(1.2e-05) == "1.20e-05"  # a real small value keeps its scientific form
+    assert _html.pct(0.12345) == "12.3%"

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit import _display as display
-from evalkit._display import esc, fmt, interval, is_missing  # noqa: F401  (defined once there)
+from evalkit._display import esc, fmt, interval, is_missing, steady  # noqa: F401  (defined once there)
 from evalkit._styles import styled
 from evalkit.report._names import header_name, is_fraction_column, locale_name
 
@@ -67,7 +67,7 @@ def pct(value: Any, digits: int = 1) -> str:
     """A proportion as a percentage, ``—`` when missing."""
     if is_missing(value):
         return "—"
-    return f"{100.0 * float(value):.{digits}f}%"
+    return f"{steady(100.0 * float(value)):.{digits}f}%"
 
 
 def _part(part: Any) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from evalkit._display import steady
 from evalkit.catalogue import AuditResult, Catalogue, labeler_agreement, labeler_coverage
 from evalkit.gate import DimensionVerdict
 from evalkit.report._charts import Chart
@@ -177,8 +178,9 @@ def human_evidence_panel(verdict: DimensionVerdict) -> Html:
         paired = humans["judge_vs_humans"]
         if paired.get("difference") is not None:
             items["Judge minus human"] = (
-                f"{paired['difference']:+.3f} (95% CI {paired['ci_low']:+.3f} to "
-                f"{paired['ci_high']:+.3f}); non-inferior at margin {humans['margin']:.2f}: "
+                f"{steady(paired['difference']):+.3f} (95% CI {steady(paired['ci_low']):+.3f} to "
+                f"{steady(paired['ci_high']):+.3f}); "
+                f"non-inferior at margin {humans['margin']:.2f}: "
                 f"{'yes' if paired['non_inferior'] else 'no'}"
             )
         alt_res = humans["alt_test"]
