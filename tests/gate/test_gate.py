@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -294,6 +295,33 @@ def test_balanced_humans_and_a_lopsided_judge_blame_the_judge(
     reasons = codes(verdict, "faithfulness")
     assert "judge_marginal" in reasons and "skewed_marginal" not in reasons
     assert verdict.dimensions["faithfulness"].advice == []
+
+
+def test_kappa_max_of_a_judge_over_using_partial_is_the_judges_cap() -> None:
+    """Worked by hand (Cohen 1960): humans 10/10/10, judge 5/20/5 (low/partial/high).
+    p_max = 1/6 + 1/3 + 1/6 = 2/3; p_e = (5·10 + 20·10 + 5·10) / 30² = 1/3;
+    kappa_max = (2/3 − 1/3) / (1 − 1/3) = 0.5. A judge with the humans' marginal: 1."""
+    from evalkit.gate import kappa_max
+
+    assert kappa_max(np.array([5, 20, 5]), np.array([10, 10, 10])) == pytest.approx(0.5)
+    assert kappa_max(np.array([10, 10, 10]), np.array([10, 10, 10])) == pytest.approx(1.0)
+
+
+def test_a_judge_over_using_partial_against_balanced_humans_is_not_told_to_rebalance(
+    world: tuple[Catalogue, pd.DataFrame],
+) -> None:
+    cat, ledger = world
+    ledger = ledger.copy()
+    faith = ledger["dimension"] == "faithfulness"
+    keep = ledger["case_id"].str.endswith(("-0", "-1"))
+    ledger.loc[faith & ~keep, "bin"] = "partial"
+    verdict = evaluate(ledger, cat.labels, cat)
+    dim = verdict.dimensions["faithfulness"]
+    text = " ".join(r.message for r in dim.reasons)
+    assert "judge_marginal" in codes(verdict, "faithfulness")
+    assert "skewed_marginal" not in codes(verdict, "faithfulness") and dim.advice == []
+    assert "no judge could pass" not in text and "rebalanc" not in text
+    assert "fault lies with the judge" in text
 
 
 def test_skewed_humans_get_rebalancing_advice(world: tuple[Catalogue, pd.DataFrame]) -> None:
