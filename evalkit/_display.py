@@ -1,5 +1,8 @@
 """How evalkit's result records show themselves: a short ``repr`` and a small HTML card.
 
+(About 430 lines, one concept: how a result looks, as text and as HTML. The number
+formats and the fragments stay together so that each is defined once.)
+
 Every public result type (gate verdicts, agreement results, the catalogue, the onset
 study, seal checks...) builds its ``__repr__`` and ``_repr_html_`` from these helpers, so
 that all of them read the same way in a terminal and in a notebook:

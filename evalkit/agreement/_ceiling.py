@@ -1,6 +1,9 @@
 """The human ceiling: each labeler's Cohen's kappa against the consensus of the others,
 the judge placed on the same scale, and every pairwise kappa.
 
+(About 460 lines, one concept: the human ceiling and the judge on its scale; the
+estimator, its bootstrap and the pairwise table share one set of definitions.)
+
 Leave-one-labeler-out.  For human ``j``, the reference on unit ``u`` is the consensus of the
 *other* humans who labelled ``u``::
 

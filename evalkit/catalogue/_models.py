@@ -1,5 +1,8 @@
 """Records of the catalogue: cases, labels, rubrics, frozen constants, locale resources.
 
+(About 560 lines, one concept: the catalogue's records and their strict validation;
+splitting the models from the validators they share would define the rules twice.)
+
 These are facts, so every model is frozen. Unknown fields are rejected: a typo in a
 catalogue file is an error, never a silently ignored key. Validation is strict: no
 string is read as a number or a boolean, no boolean as a number, no number as a string

@@ -1,5 +1,8 @@
 """``evalkit catalogue init DIR``: a minimal valid catalogue to start one's own from.
 
+(About 450 lines, one concept: the starter catalogue. Most of the length is the example
+cases, labels and rubric text it writes.)
+
 :func:`init_catalogue` writes the frozen constants (evalkit's shipped values, every
 rubric in force at ``v1``), the judge framing, one locale's resources, one rubric per
 gated dimension (started from the shipped rubrics in force), two example calibration cases

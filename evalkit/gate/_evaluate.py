@@ -1,6 +1,9 @@
 """The relock gate: a pure function of the ledger, the human labels and the catalogue
 (preferred) or its frozen constants.
 
+(About 450 lines, one concept: the verdict. The rules it applies live in sibling modules;
+what stays here is the order they are applied in, which reads best in one place.)
+
 Rules and where they are decided:
 
 - PASS needs unweighted Cohen's kappa on the full frozen bin table to reach the frozen
