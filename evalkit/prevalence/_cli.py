@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import CatalogueError, EvalkitError
+from evalkit.gate._threshold import fmt_interval
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -164,7 +165,7 @@ def render(table: pd.DataFrame, level: float) -> str:
     for row in table.itertuples(index=False):
         ok = row.status == "ok"
         share = f"{row.estimate:.3f}" if ok else "—"
-        ci = f"[{row.ci_low:.3f}, {row.ci_high:.3f}]" if ok else "—"
+        ci = fmt_interval(float(row.ci_low), float(row.ci_high)) if ok else "—"
         stratum = "overall" if row.stratum is None else str(row.stratum)
         lines.append(
             f"{row.dimension:<13}{row.estimator:<12}{stratum:<24}{row.bin:<9}{share:>7}"

@@ -22,6 +22,7 @@ from evalkit.gate import (
     complete_rows,
     gated_rows,
 )
+from evalkit.gate._threshold import fmt_interval
 from evalkit.report._links import adr_link
 
 #: Readable names of the columns of :func:`evalkit.agreement.agreement_table`.
@@ -68,8 +69,8 @@ def verdict_overview(verdict: GateVerdict) -> pd.DataFrame:
                 "dimension": dim,
                 "verdict": v.verdict,
                 "kappa": v.kappa if v.kappa is not None else v.kappa_status,
-                "wald_ci": _ci(v.ci_low, v.ci_high),
-                "boot_ci": _ci(v.boot_low, v.boot_high),
+                "wald_ci": fmt_interval(v.ci_low, v.ci_high),
+                "boot_ci": fmt_interval(v.boot_low, v.boot_high),
                 "n": v.n,
                 "threshold": v.threshold,
                 "blocking": len(blocking),
@@ -77,12 +78,6 @@ def verdict_overview(verdict: GateVerdict) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
-
-
-def _ci(low: float | None, high: float | None) -> str:
-    if low is None or high is None:
-        return "—"
-    return f"[{low:.3f}, {high:.3f}]"
 
 
 def reasons_frame(verdict: DimensionVerdict, adr_base: str = "adr/") -> pd.DataFrame:
@@ -130,10 +125,12 @@ def agreement_frame(
         threshold=threshold,
     )
     table["wald_ci"] = [
-        _ci(_f(lo), _f(hi)) for lo, hi in zip(table["ci_low"], table["ci_high"], strict=True)
+        fmt_interval(_f(lo), _f(hi))
+        for lo, hi in zip(table["ci_low"], table["ci_high"], strict=True)
     ]
     table["boot_ci"] = [
-        _ci(_f(lo), _f(hi)) for lo, hi in zip(table["boot_low"], table["boot_high"], strict=True)
+        fmt_interval(_f(lo), _f(hi))
+        for lo, hi in zip(table["boot_low"], table["boot_high"], strict=True)
     ]
     return table
 
