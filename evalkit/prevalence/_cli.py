@@ -18,7 +18,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evalkit.errors import CatalogueError, EvalkitError
 from evalkit.gate._threshold import fmt_interval
@@ -165,7 +165,8 @@ def render(table: pd.DataFrame, level: float) -> str:
     for row in table.itertuples(index=False):
         ok = row.status == "ok"
         share = f"{row.estimate:.3f}" if ok else "—"
-        ci = fmt_interval(float(row.ci_low), float(row.ci_high)) if ok else "—"
+        low, high = cast(float, row.ci_low), cast(float, row.ci_high)
+        ci = fmt_interval(low, high) if ok else "—"
         stratum = "overall" if row.stratum is None else str(row.stratum)
         lines.append(
             f"{row.dimension:<13}{row.estimator:<12}{stratum:<24}{row.bin:<9}{share:>7}"
