@@ -256,3 +256,14 @@ def test_float_noise_does_not_reach_the_printed_number() -> None:
     assert d.steady(-1e-17) == 0.0 and str(d.steady(-1e-17)) == "0.0"
     assert d.num(1.2e-05) == "1.20e-05"  # a real small value keeps its scientific form
     assert _html.pct(0.12345) == "12.3%"
+
+
+def test_a_chart_with_nothing_to_draw_says_so_in_a_styled_escaped_note() -> None:
+    """The sentence that replaces an empty chart reads as a table note in Lab too (inline
+    style), and the title it names is escaped like every other text."""
+    from evalkit.report._charts import group_kappa_chart
+
+    empty = pd.DataFrame(columns=["group", "n", "kappa", "ci_low", "ci_high", "descriptive"])
+    note = group_kappa_chart(empty, "locale", 0.6, "<b>By locale</b>")
+    assert isinstance(note, _html.Html) and 'style="' in note.html
+    assert "&lt;b&gt;By locale&lt;/b&gt;: no group has a kappa to draw." in note.html

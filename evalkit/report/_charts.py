@@ -17,7 +17,7 @@ import altair as alt
 import pandas as pd
 
 from evalkit._chart import CHART_LOADER, SPEC_CLASS, Chart, charts_as_html, spec_json
-from evalkit.report._html import Html, esc
+from evalkit.report._html import Html, esc, paragraph
 
 __all__ = [
     "CHART_LOADER",
@@ -138,7 +138,7 @@ def group_kappa_chart(
     data = frame[["group", "n", "kappa", "ci_low", "ci_high", "descriptive"]].copy()
     data = data[data["kappa"].notna()]
     if data.empty:
-        return Html(f'<p class="ek-table-note">{esc(title)}: no group has a kappa to draw.</p>')
+        return paragraph(f"{title}: no group has a kappa to draw.", css="ek-table-note")
     for col in ("kappa", "ci_low", "ci_high"):
         data[col] = data[col].astype("float64")
     data["reading"] = data["descriptive"].map(

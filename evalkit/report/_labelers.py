@@ -12,7 +12,7 @@ from evalkit._display import steady
 from evalkit.catalogue import AuditResult, Catalogue, labeler_agreement, labeler_coverage
 from evalkit.gate import DimensionVerdict
 from evalkit.report._charts import Chart
-from evalkit.report._html import Html, callout, esc, join, key_values, paragraph, table
+from evalkit.report._html import Html, callout, join, key_values, paragraph, table
 
 SHORTCUT_NAMES = {
     "reply_text": "Reply text only (TF-IDF + logistic regression)",
@@ -111,7 +111,7 @@ def ceiling_chart(frame: pd.DataFrame, threshold: float, title: str) -> Chart | 
     """Each rater's kappa against the others (bootstrap 95% interval), the judge among them."""
     data = frame[frame["kappa"].notna()].copy()
     if data.empty:
-        return Html(f'<p class="ek-table-note">{esc(title)}: no rater has a kappa to draw.</p>')
+        return paragraph(f"{title}: no rater has a kappa to draw.", css="ek-table-note")
     for col in ("kappa", "ci_low", "ci_high"):
         data[col] = data[col].astype("float64")
     y = alt.Y("rater:N", title="Rater", sort=list(data["rater"]))

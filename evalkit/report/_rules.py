@@ -204,7 +204,7 @@ def mutation_chart(table: pd.DataFrame, title: str) -> Any:
             }
         )
     if not rows:
-        return Html(f'<p class="ek-table-note">{title}: no rule has cases to draw.</p>')
+        return paragraph(f"{title}: no rule has cases to draw.", css="ek-table-note")
     data = pd.DataFrame(rows)
     for col in ("agreement", "low", "high"):
         data[col] = data[col].astype("float64").round(4)
@@ -269,7 +269,7 @@ def rule_cases_chart(inventory: pd.DataFrame, title: str) -> Any:
                          "cases": int(r[c])})  # fmt: skip
     data = pd.DataFrame(rows, columns=["rule", "locale", "cases"])
     if data.empty or not data["cases"].sum():
-        return Html(f'<p class="ek-table-note">{title}: no case exercises a rule.</p>')
+        return paragraph(f"{title}: no case exercises a rule.", css="ek-table-note")
     spec = (
         alt.Chart(data)
         .mark_bar()
