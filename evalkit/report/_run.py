@@ -187,6 +187,7 @@ def run_studies(
     else:
         adrs = list_adrs(adr_src, adr_base)
     workers = min(jobs or cores_available(), max(1, len(planned)))
+    threads = max(1, cores_available() // workers)  # kernels side by side share the cores
     reporter.line(
         f"evalkit study: {len(planned)} stud{'y' if len(planned) == 1 else 'ies'}, "
         f"{workers} at a time -> {out_dir}"
@@ -209,7 +210,9 @@ def run_studies(
         rendering = threading.Lock()  # one page rendered at a time (nbconvert in this process)
 
         def job(study: Study, params: dict[str, Any]) -> tuple[StudyResult, tuple[Finding, ...]]:
-            return _run_one(study, params, cat, nb_dir, out_dir, Path(work), reporter, rendering)
+            return _run_one(
+                study, params, cat, nb_dir, out_dir, Path(work), reporter, rendering, threads
+            )
 
         done = run_jobs(
             [(s.name, functools.partial(job, s, p)) for s, p in pending],
@@ -263,13 +266,15 @@ def _run_one(
     work: Path,
     reporter: Reporter,
     rendering: threading.Lock,
+    threads: int | None = None,
 ) -> tuple[StudyResult, tuple[Finding, ...]]:
     """Execute one study's notebook, render its page, say how it went; the secrets
     scrubbed from its executed notebook are returned as findings (still a leak)."""
     standing = _exploration_of(cat, params)
     banner = exploration_banner(standing, str(params.get("adr_base", "adr/")))
     target = out_dir / f"{study.name}.html"
-    run = execute_study(nb_dir / f"{study.name}.ipynb", work, params, cwd=Path.cwd())
+    source = nb_dir / f"{study.name}.ipynb"
+    run = execute_study(source, work, params, cwd=Path.cwd(), threads=threads)
     error, charts = run.error, 0
     with rendering:
         try:
