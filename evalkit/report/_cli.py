@@ -41,6 +41,14 @@ def register(subparsers: Any) -> None:
         "beside the main reports) instead of rendering them into OUT/adr/",
     )
     study.add_argument(
+        "--cache-dir",
+        default=".cache/evalkit",
+        metavar="DIR",
+        help="where studies remember results that do not depend on the judge (the "
+        "catalogue audit's fitted shortcuts) for the next run (default: .cache/evalkit; "
+        "'' for none)",
+    )
+    study.add_argument(
         "--jobs",
         type=positive_int,
         metavar="N",
@@ -145,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
             explore=args.explore,
             adr_base=args.adr_base,
             jobs=args.jobs,
+            cache_dir=args.cache_dir or None,
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"evalkit study: {exc}", file=sys.stderr)

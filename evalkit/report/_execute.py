@@ -27,21 +27,23 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
                     "NUMEXPR_NUM_THREADS")  # fmt: skip
 
 
-def _kernel_manager(log: Any, threads: int | None = None) -> type:
+def thread_limits(threads: int) -> dict[str, str]:
+    """:data:`THREAD_VARIABLES` set to ``threads``, except those this process's
+    environment sets already (a user's choice stands)."""
+    return {name: str(threads) for name in THREAD_VARIABLES if name not in os.environ}
+
+
+def _kernel_manager(log: Any, env: Mapping[str, str] | None = None) -> type:
     """A kernel manager whose kernel writes its own stderr (transport warnings, shutdown
-    noise) to ``log`` rather than to the terminal; cell outputs are unaffected. With
-    ``threads``, the kernel's BLAS/OpenMP pools get that many threads, unless the
-    environment already sets them (kernels run side by side share the cores)."""
+    noise) to ``log`` rather than to the terminal; cell outputs are unaffected. ``env``
+    is added to the environment the kernel inherits."""
     from jupyter_client.manager import AsyncKernelManager
 
     class QuietKernelManager(AsyncKernelManager):
         async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
             kw["stderr"] = log
-            if threads is not None:
-                env = dict(kw.get("env") or os.environ)
-                for name in THREAD_VARIABLES:
-                    env.setdefault(name, str(threads))
-                kw["env"] = env
+            if env:
+                kw["env"] = {**(kw.get("env") or os.environ), **env}
             await super()._async_launch_kernel(kernel_cmd, **kw)
 
     return QuietKernelManager
@@ -100,7 +102,7 @@ def execute_study(
     *,
     cwd: str | Path | None = None,
     timeout: int = 900,
-    threads: int | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Execution:
     """Run the notebook ``source`` with ``parameters`` through papermill; never raises on
     cell errors.
@@ -137,7 +139,7 @@ def execute_study(
                 progress_bar=False,
                 log_output=False,
                 execution_timeout=timeout,
-                kernel_manager_class=_kernel_manager(log, threads),
+                kernel_manager_class=_kernel_manager(log, env),
             )
         except papermill.PapermillExecutionError as exc:
             error = f"{exc.ename}: {exc.evalue}"

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit._memo import CACHE_VARIABLE
 from evalkit.catalogue import Catalogue, load
 from evalkit.judge._plan import judge_slug
 from evalkit.report._adr import AdrPage, list_adrs, render_adrs
-from evalkit.report._execute import execute_study
+from evalkit.report._execute import execute_study, thread_limits
 from evalkit.report._exploration import (
     Exploration,
     check_rubric_versions,
@@ -100,6 +101,7 @@ def run_studies(
     log: Callable[[str], None] | None = None,
     adr_base: str | None = None,
     jobs: int | None = None,
+    cache_dir: str | Path | None = None,
 ) -> RunSummary:
     """Execute the studies and write ``out``: one page per study, ADR pages, the index.
 
@@ -128,6 +130,9 @@ def run_studies(
     ``jobs``: how many studies run at a time (default: the cores available). ``log``
     receives each line (default: stderr, where a terminal also gets a progress line).
     The pages, the index and ``run.json`` are the same whatever ``jobs`` is.
+    ``cache_dir``: where the kernels remember deterministic results that other runs
+    compute again (:mod:`evalkit._memo`: the catalogue audit's fitted shortcuts); None:
+    no cache, unless the environment names one.
     """
     reporter = Reporter(log) if log is not None else Reporter(stream=sys.stderr)
     if jobs is not None and jobs < 1:
@@ -187,7 +192,9 @@ def run_studies(
     else:
         adrs = list_adrs(adr_src, adr_base)
     workers = min(jobs or cores_available(), max(1, len(planned)))
-    threads = max(1, cores_available() // workers)  # kernels side by side share the cores
+    env = thread_limits(max(1, cores_available() // workers))  # side by side, they share
+    if cache_dir:
+        env[CACHE_VARIABLE] = str(Path(cache_dir).resolve())
     reporter.line(
         f"evalkit study: {len(planned)} stud{'y' if len(planned) == 1 else 'ies'}, "
         f"{workers} at a time -> {out_dir}"
@@ -211,7 +218,7 @@ def run_studies(
 
         def job(study: Study, params: dict[str, Any]) -> tuple[StudyResult, tuple[Finding, ...]]:
             return _run_one(
-                study, params, cat, nb_dir, out_dir, Path(work), reporter, rendering, threads
+                study, params, cat, nb_dir, out_dir, Path(work), reporter, rendering, env
             )
 
         done = run_jobs(
@@ -266,7 +273,7 @@ def _run_one(
     work: Path,
     reporter: Reporter,
     rendering: threading.Lock,
-    threads: int | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[StudyResult, tuple[Finding, ...]]:
     """Execute one study's notebook, render its page, say how it went; the secrets
     scrubbed from its executed notebook are returned as findings (still a leak)."""
@@ -274,7 +281,7 @@ def _run_one(
     banner = exploration_banner(standing, str(params.get("adr_base", "adr/")))
     target = out_dir / f"{study.name}.html"
     source = nb_dir / f"{study.name}.ipynb"
-    run = execute_study(source, work, params, cwd=Path.cwd(), threads=threads)
+    run = execute_study(source, work, params, cwd=Path.cwd(), env=env)
     error, charts = run.error, 0
     with rendering:
         try:

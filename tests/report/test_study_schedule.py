@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 import evalkit.report._run as run_module
+from evalkit._memo import CACHE_VARIABLE
 from evalkit.cli import main
 from evalkit.report._execute import Execution
 from evalkit.report._schedule import WIDTH, Reporter, run_jobs
@@ -123,14 +124,18 @@ def test_a_terminal_gets_one_progress_line_rewritten_in_place_within_100_columns
 # ---- run_studies, with a fake notebook execution ----------------------------------------
 
 
-def _fake_execution(order: list[str], *, calibration_last: bool = False) -> Any:
+def _fake_execution(
+    order: list[str], *, calibration_last: bool = False, envs: list[Any] | None = None
+) -> Any:
     """An ``execute_study`` stand-in: an executed notebook showing the study's name and
     the ``adr_base`` it was given. With ``calibration_last`` the calibration study ends
     only after the held-out study has (the reverse of the order of STUDIES)."""
     heldout_done = threading.Event()
 
-    def execute(source: Path, work: Path, params: dict[str, Any], **_: Any) -> Execution:
+    def execute(source: Path, work: Path, params: dict[str, Any], **kw: Any) -> Execution:
         name = source.stem
+        if envs is not None:
+            envs.append(kw.get("env"))
         if calibration_last and name == "calibration_study":
             assert heldout_done.wait(5), "the two studies did not run at the same time"
         nb = nbformat.v4.new_notebook()
@@ -157,8 +162,8 @@ def _run(world: Path, out: str, jobs: int, **kw: Any) -> list[str]:
     lines: list[str] = []
     run_module.run_studies(
         catalogue="catalogues", out=out, ledger_dir="led", notebooks=REPO / "notebooks",
-        adr_dir=kw.pop("adr_dir", REPO / "docs" / "adr"), studies=["calibration_study", "heldout_revalidation"],
-        jobs=jobs, log=lines.append, **kw,
+        adr_dir=kw.pop("adr_dir", REPO / "docs" / "adr"), jobs=jobs, log=lines.append,
+        studies=["calibration_study", "heldout_revalidation"], **kw,
     )  # fmt: skip
     return lines
 
@@ -195,6 +200,22 @@ def test_adr_base_links_the_adr_pages_instead_of_rendering_them(
     index = (out / "index.html").read_text(encoding="utf-8")
     assert 'href="../adr/0008-sealed-heldout-revalidation.html"' in index
     assert 'href="adr/' not in index
+
+
+def test_kernels_get_the_cache_folder_and_a_share_of_the_cores(
+    world: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    envs: list[Any] = []
+    monkeypatch.setattr(run_module, "execute_study", _fake_execution([], envs=envs))
+    monkeypatch.setattr(run_module, "cores_available", lambda: 4)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")  # the user's choice stands
+    _run(world, "out", jobs=2, adr_dir=world / "no-adrs", cache_dir="cache")
+    assert len(envs) == 2
+    for env in envs:
+        assert env[CACHE_VARIABLE] == str(world / "cache")
+        assert env["OMP_NUM_THREADS"] == "2"
+        assert "OPENBLAS_NUM_THREADS" not in env
 
 
 @pytest.mark.parametrize("base", ["/abs/adr/", "../adr", "https://x.org/adr/", '../a"dr/'])
