@@ -109,9 +109,9 @@ def report(label: str, timed: Timed, cores: int) -> None:
         print("    each study (its kernel's time; runs overlap):")
     for name, state, took in studies:
         print(f"      {name:<28}{float(took):7.1f} s  {state[:40]}")
-    times = [0.0] + [t for t, _ in timed.lines] + [timed.wall]
-    gap = max(b - a for a, b in itertools.pairwise(times))
-    print(f"    longest silence between two lines: {gap:.1f} s")
+    marks = [(0.0, "(start)"), *timed.lines, (timed.wall, "(end)")]
+    gap, before = max((b[0] - a[0], b[1]) for a, b in itertools.pairwise(marks))
+    print(f"    longest silence between two lines: {gap:.1f} s, before: {before[:50]}")
     if timed.code != 0:
         tail = "\n      ".join(line for _, line in timed.lines[-15:])
         print(f"    make study failed; last lines:\n      {tail}")
