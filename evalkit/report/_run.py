@@ -183,14 +183,6 @@ def run_studies(
         if study.inputs is not None:
             study.inputs(cat, params)
         planned.append((study, params))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ledger_path.parent.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    if adr_base is None:
-        adrs = render_adrs(adr_src, out_dir)
-        written += [out_dir / a.href for a in adrs] + [out_dir / "adr" / "index.html"]
-    else:
-        adrs = list_adrs(adr_src, adr_base)
     workers = min(jobs or cores_available(), max(1, len(planned)))
     env = thread_limits(max(1, cores_available() // workers))  # side by side, they share
     if cache_dir:
@@ -199,6 +191,14 @@ def run_studies(
         f"evalkit study: {len(planned)} stud{'y' if len(planned) == 1 else 'ies'}, "
         f"{workers} at a time -> {out_dir}"
     )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ledger_path.parent.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    if adr_base is None:
+        adrs = render_adrs(adr_src, out_dir)
+        written += [out_dir / a.href for a in adrs] + [out_dir / "adr" / "index.html"]
+    else:
+        adrs = list_adrs(adr_src, adr_base)
     with tempfile.TemporaryDirectory(prefix="evalkit-study-") as work:
         studied: dict[str, tuple[StudyResult, tuple[Finding, ...]]] = {}
         pending = []
