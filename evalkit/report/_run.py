@@ -222,7 +222,8 @@ def run_studies(
             )
 
         done = run_jobs(
-            [(s.name, functools.partial(job, s, p)) for s, p in pending],
+            # the heaviest start first; the results come back in the order given
+            [(s.name, functools.partial(job, s, p)) for s, p in _heaviest_first(pending)],
             workers=workers,
             reporter=reporter,
         )
@@ -301,6 +302,13 @@ def _run_one(
     headline = read_headline(run.notebook) if error is None else None
     result = StudyResult(study, target.name, run.seconds, error, charts, params, standing, headline)
     return result, tuple(Finding(target, kind) for kind in run.scrubbed)
+
+
+def _heaviest_first(
+    planned: Sequence[tuple[Study, dict[str, Any]]],
+) -> list[tuple[Study, dict[str, Any]]]:
+    """``planned`` by :attr:`Study.weight`, heaviest first, in their order among equals."""
+    return sorted(planned, key=lambda item: -item[0].weight)
 
 
 def _relative_link(base: str) -> bool:

@@ -77,6 +77,10 @@ class Study:
     inputs: Callable[[Catalogue, Mapping[str, Any]], None] | None = None
     """Checks the study's inputs named by its parameters (a ledger to read) before any
     study runs; raises :class:`StudyParameterError`."""
+    weight: int = 1
+    """How long the study takes beside the others (1 short, 3 the longest, as
+    ``benchmarks/bench_study.py`` measured them): heavier studies start first, so that the
+    last to start are short ones. Only the start order; never what is written."""
 
 
 STUDIES: tuple[Study, ...] = (
@@ -87,6 +91,7 @@ STUDIES: tuple[Study, ...] = (
         "kappa-paradox diagnostics, the gate verdict with its reasons, per-locale and "
         "per-stratum tables, the recall check and a sample-size / power panel.",
         {"n_resamples": 2000, "max_examples": 3},
+        weight=3,
     ),
     Study(
         "rubric_constructs",
@@ -104,6 +109,7 @@ STUDIES: tuple[Study, ...] = (
             "max_examples": 3,
         },
         applies=_constructs_apply,
+        weight=2,
     ),
     Study(
         "construct_rules",
@@ -122,6 +128,7 @@ STUDIES: tuple[Study, ...] = (
         "mutation score (ADR-0029).",
         {"dimensions": ["self_harm", "escalation"]},
         applies=_mutation_apply,
+        weight=3,
     ),
     Study(
         "heldout_revalidation",
@@ -136,6 +143,7 @@ STUDIES: tuple[Study, ...] = (
         "Per case, the turn at which a self-harm signal first appears and the turn at which "
         "the judge first finds it recognised: curves, swimmer plot and tables.",
         {"dimension": "self_harm", "target": "replay", "horizon": 5, "n_boot": 1000},
+        weight=3,
     ),
     Study(
         "prevalence",

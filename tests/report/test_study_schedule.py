@@ -188,6 +188,23 @@ def test_outputs_do_not_depend_on_which_study_finished_first(
     assert all(len(line) <= WIDTH for line in lines)
 
 
+def test_heavier_studies_start_first_and_the_index_keeps_the_order_of_studies(
+    world: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    order: list[str] = []
+    monkeypatch.setattr(run_module, "execute_study", _fake_execution(order))
+    lines: list[str] = []
+    summary = run_module.run_studies(
+        catalogue="catalogues", out="out", ledger_dir="led", notebooks=REPO / "notebooks",
+        adr_dir=world / "no-adrs", jobs=1, log=lines.append,
+        studies=["heldout_revalidation", "onset_turns"],
+    )  # fmt: skip
+    assert order == ["onset_turns", "heldout_revalidation"]  # onset weighs more
+    assert [r.study.name for r in summary.results] == ["heldout_revalidation", "onset_turns"]
+    index = (world / "out" / "index.html").read_text(encoding="utf-8")
+    assert index.index("heldout_revalidation.html") < index.index("onset_turns.html")
+
+
 def test_adr_base_links_the_adr_pages_instead_of_rendering_them(
     world: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
