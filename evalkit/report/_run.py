@@ -231,6 +231,7 @@ def run_studies(
         results = [studied[s.name][0] for s, _ in planned]  # the order of STUDIES, always
         scrubbed = [f for s, _ in planned for f in studied[s.name][1]]
         written += [out_dir / r.href for r in results]
+        reporter.line("evalkit study: writing the index, checking every output for secrets")
         index = write_index(
             out_dir,
             cat,
