@@ -46,13 +46,15 @@ def test_results_come_in_the_order_given_whatever_order_jobs_finish() -> None:
 def test_no_more_jobs_run_at_a_time_than_workers() -> None:
     running, most = 0, 0
     guard = threading.Lock()
+    pair = threading.Barrier(2, timeout=5)  # two jobs meet: they did run at the same time
 
     def job() -> None:
         nonlocal running, most
         with guard:
             running += 1
             most = max(most, running)
-        time.sleep(0.05)
+        pair.wait()
+        time.sleep(0.01)
         with guard:
             running -= 1
 
