@@ -183,8 +183,8 @@ def test_outputs_do_not_depend_on_which_study_finished_first(
     assert order == ["heldout_revalidation", "calibration_study"]  # finished the other way
     assert lines[0] == "evalkit study: 2 studies, 2 at a time -> two"
     assert {"calibration_study: started", "heldout_revalidation: started"} <= set(lines)
-    ends = [line for line in lines if " rendered in " in line]
-    assert [e.split(":")[0] for e in ends] == ["heldout_revalidation", "calibration_study"]
+    ends = {line.split(":")[0] for line in lines if " rendered in " in line}
+    assert ends == {"heldout_revalidation", "calibration_study"}
     for name in ("index.html", "run.json", "calibration_study.html", "heldout_revalidation.html"):
         assert (world / "one" / name).read_bytes() == (world / "two" / name).read_bytes(), name
     assert all(len(line) <= WIDTH for line in lines)
