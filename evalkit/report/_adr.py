@@ -3,7 +3,8 @@
 Markdown is converted with mistune (shipped with nbconvert) with raw HTML escaped and
 unsafe link schemes dropped, so an ADR renders as text and links only. Mentions of
 ``ADR-NNNN`` become links to the other rendered ADRs; links to ``*.md`` files among
-the ADRs point at their ``.html`` pages.
+the ADRs point at their ``.html`` pages. A run that links the pages another run rendered
+(``evalkit study --adr-base``) lists them with :func:`list_adrs` and writes nothing.
 """
 
 from __future__ import annotations
