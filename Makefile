@@ -32,7 +32,9 @@ setup: $(STAMP)
 ## The main job: offline studies on the shipped catalogue, ending in reports/: the
 ## key-less baseline's, and the recorded reading judge's beside them (ADR-0026; never gate
 ## evidence). The recording answers the shipped catalogue's requests only: with another
-## CATALOGUE the reading judge's studies are left out.
+## CATALOGUE the reading judge's studies are left out. Each `evalkit study` runs its studies
+## a few at a time (the cores available); the reading judge's pages link the ADR pages of
+## reports/adr/ (--adr-base) rather than rendering copies.
 READER    := recorded:llm-reader-2026-12
 RECORDING := recordings/llm-reader-2026-12
 READER_LEDGER := ledgers/recorded_llm-reader-2026-12.sqlite
@@ -45,7 +47,7 @@ study: setup
 	  $(BIN)/evalkit judge --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --rubric faithfulness=v1 --import-batch $(RECORDING)/faithfulness-v1.jsonl; \
 	  $(BIN)/evalkit construct mutate --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --import-batch $(RECORDING)/mutation.jsonl; \
 	  $(BIN)/evalkit study --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --out reports/llm-reader --explore \
-	    --only calibration_study --only rubric_constructs --only construct_rules --only mutation_study; \
+	    --adr-base ../adr/ --only calibration_study --only rubric_constructs --only construct_rules --only mutation_study; \
 	fi
 	$(BIN)/evalkit study --catalogue $(CATALOGUE) --judge baseline --out reports --ledger-dir ledgers
 

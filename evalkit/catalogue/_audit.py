@@ -58,15 +58,18 @@ clipped to [-1, 1].
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evalkit._display import bullet_list, card, frame_table
+from evalkit._memo import cache_key, remembered
 from evalkit.catalogue._catalogue import Catalogue
 from evalkit.catalogue._models import GATED_STRATA, Case
 from evalkit.routing import check_routing
@@ -262,6 +265,65 @@ def _out_of_fold(
     return pred
 
 
+def _fitted(
+    dim: str,
+    cases: list[Case],
+    y: np.ndarray,
+    groups: np.ndarray,
+    k: int,
+    surface: pd.DataFrame,
+    bins: list[str],
+    counted: dict[tuple[str, tuple[str, ...]], list[Any]],
+) -> dict[str, list[str | None]]:
+    """The out-of-fold bins of the fitted shortcuts of ``dim`` (the text ones, ``surface``,
+    and ``two_sided_fitted`` where the dimension has presence words): the slow part of
+    the audit, every model fitted once per fold. Deterministic, so they are remembered
+    across runs (:func:`evalkit._memo.remembered`, when a cache folder is set) under a key
+    of all they read: the conversations, labels, families, folds, surface features and
+    this module's code. ``counted`` shares term counts between dimensions on the same rows.
+    """
+    import sklearn
+
+    names = [*_TEXTS, "surface", *(["two_sided_fitted"] if dim in PRESENCE_WORDS else [])]
+
+    def compute() -> dict[str, list[str | None]]:
+        folds = _folds(y, groups, k)
+        ids = tuple(c.id for c in cases)
+        out: dict[str, Any] = {}
+        for name, text_of in _TEXTS.items():
+            key = (name, ids)  # dimensions on the same rows share their counts
+            if key not in counted:
+                counted[key] = _text_counts([text_of(c) for c in cases])
+            out[name] = _text_out_of_fold(counted[key], y, folds)
+        out["surface"] = _out_of_fold(_tree_model(), surface.to_numpy(), y, folds)
+        if dim in PRESENCE_WORDS:
+            out["two_sided_fitted"] = _two_sided_out_of_fold(cases, y, folds, bins)
+        return {name: [str(b) for b in out[name]] for name in names}
+
+    def valid(data: Any) -> bool:
+        return (
+            isinstance(data, dict)
+            and sorted(data) == sorted(names)
+            and all(isinstance(v, list) and len(v) == len(y) for v in data.values())
+            and all(b in bins for v in data.values() for b in v)
+        )
+
+    key = cache_key(
+        hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
+        sklearn.__version__,
+        np.__version__,
+        dim,
+        bins,
+        k,
+        [c.id for c in cases],
+        [[[t.role, t.text] for t in c.turns] for c in cases],
+        list(y),
+        list(groups),
+        surface.to_dict(orient="split"),
+    )
+    return remembered("audit", key, compute, valid=valid)
+
+
 def _text_counts(texts: list[str]) -> list[Any]:
     """Term counts of ``texts`` for the two analyzers (word 1–2-grams, character 3–5-grams
     within words). Counting needs no label, so it is done once; everything learnt from
@@ -365,22 +427,13 @@ def audit(
         used_splits = min(used_splits, k) if k >= 2 else used_splits
         predicted: dict[str, np.ndarray | list[str | None]] = {}
         if k >= 2 and len(set(y)) >= 2:
-            folds = _folds(y, groups, k)
-            ids = tuple(c.id for c in cases)
-            for name, text_of in _TEXTS.items():
-                key = (name, ids)  # dimensions on the same rows share their counts
-                if key not in counted:
-                    counted[key] = _text_counts([text_of(c) for c in cases])
-                predicted[name] = _text_out_of_fold(counted[key], y, folds)
             surface = pd.DataFrame([_surface_features(c, catalogue, files) for c in cases])
-            predicted["surface"] = _out_of_fold(_tree_model(), surface.to_numpy(), y, folds)
+            predicted.update(_fitted(dim, cases, y, groups, k, surface, bins, counted))
         else:
             notes.append(
                 f"{dim}: {n_groups} template families and {len(set(y))} bins on "
                 f"{len(y)} rows: fitted shortcuts not scored"
             )
-        if k >= 2 and len(set(y)) >= 2 and dim in PRESENCE_WORDS:
-            predicted["two_sided_fitted"] = _two_sided_out_of_fold(cases, y, folds, bins)
         if cases and dim in PRESENCE_WORDS:
             predicted["two_sided_keywords"] = [_two_sided_rule(c, catalogue, dim) for c in cases]
         rule = [_number_rule(c, catalogue, dim) for c in cases]

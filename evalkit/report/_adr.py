@@ -3,7 +3,8 @@
 Markdown is converted with mistune (shipped with nbconvert) with raw HTML escaped and
 unsafe link schemes dropped, so an ADR renders as text and links only. Mentions of
 ``ADR-NNNN`` become links to the other rendered ADRs; links to ``*.md`` files among
-the ADRs point at their ``.html`` pages.
+the ADRs point at their ``.html`` pages. A run that links the pages another run rendered
+(``evalkit study --adr-base``) lists them with :func:`list_adrs` and writes nothing.
 """
 
 from __future__ import annotations
@@ -54,23 +55,42 @@ def _link_mentions(text: str, pages: dict[str, str], own: str) -> str:
     return "\n".join(lines)
 
 
+def _sources(source_dir: str | Path) -> list[Path]:
+    src = Path(source_dir)
+    return sorted(src.glob("[0-9][0-9][0-9][0-9]-*.md")) if src.is_dir() else []
+
+
+def _title(path: Path, text: str) -> str:
+    match = _TITLE.search(text)
+    return match.group(1).strip() if match else path.stem
+
+
+def list_adrs(source_dir: str | Path, base: str = "adr/") -> list[AdrPage]:
+    """The ADR pages of ``source_dir`` as rendered elsewhere: ``href`` is ``base`` + the
+    page's file name (``base`` as given, e.g. ``../adr/`` for a run in a sub-folder of
+    the folder whose ``adr/`` holds them). Writes nothing; in number order; an absent
+    folder gives no pages."""
+    return [
+        AdrPage(p.name[:4], _title(p, p.read_text(encoding="utf-8")), p, f"{base}{p.stem}.html")
+        for p in _sources(source_dir)
+    ]
+
+
 def render_adrs(source_dir: str | Path, out_dir: str | Path) -> list[AdrPage]:
     """Render every ``NNNN-*.md`` of ``source_dir`` to ``out_dir/adr/``, plus an index.
 
     Returns the pages in number order; ``href`` is relative to ``out_dir``. An absent
     source folder gives an index saying so and no pages.
     """
-    src = Path(source_dir)
     dest = Path(out_dir) / "adr"
     dest.mkdir(parents=True, exist_ok=True)
-    sources = sorted(src.glob("[0-9][0-9][0-9][0-9]-*.md")) if src.is_dir() else []
+    sources = _sources(source_dir)
     stems = {p.name[:4]: p.stem + ".html" for p in sources}
     pages = []
     for path in sources:
         text = path.read_text(encoding="utf-8")
         number = path.name[:4]
-        match = _TITLE.search(text)
-        title = match.group(1).strip() if match else path.stem
+        title = _title(path, text)
         text = _MD_LINK.sub(lambda m: f"]({m.group(1)}.html)", text)
         body = markdown_to_html(_link_mentions(text, stems, number))
         nav = (

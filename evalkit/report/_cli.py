@@ -12,9 +12,10 @@ def register(subparsers: Any) -> None:
     study = subparsers.add_parser(
         "study",
         help="execute the study notebooks and render them to offline HTML reports",
-        description="Execute the study notebooks (papermill, one after another) and "
+        description="Execute the study notebooks (papermill, a few at a time: --jobs) and "
         "write one HTML page per study without code cells, the ADRs they cite, and "
-        "index.html. Keys for live judges are read from the environment only. A study "
+        "index.html. A line says when each study starts and ends. Keys for live judges are "
+        "read from the environment only. A study "
         "parameter given with -p NAME=VALUE reaches every study whose notebook declares it "
         "(list them with `papermill --help-notebook notebooks/STUDY.ipynb`).",
     )
@@ -33,6 +34,27 @@ def register(subparsers: Any) -> None:
     study.add_argument("--seed", type=int, default=0, help="seed of bootstraps and simulations")
     study.add_argument("--notebooks", help="folder of the study notebooks (default: notebooks)")
     study.add_argument("--adr-dir", help="folder of the ADRs (default: docs/adr)")
+    study.add_argument(
+        "--adr-base",
+        metavar="LINK",
+        help="link the ADR pages at LINK (relative, ending in /, e.g. ../adr/ for a run "
+        "beside the main reports) instead of rendering them into OUT/adr/",
+    )
+    study.add_argument(
+        "--cache-dir",
+        default=".cache/evalkit",
+        metavar="DIR",
+        help="where studies remember results that do not depend on the judge (the "
+        "catalogue audit's fitted shortcuts) for the next run (default: .cache/evalkit; "
+        "'' for none)",
+    )
+    study.add_argument(
+        "--jobs",
+        type=positive_int,
+        metavar="N",
+        help="studies run at a time (default: the cores available); the reports are the "
+        "same whatever N is",
+    )
     study.add_argument(
         "--only", action="append", metavar="STUDY", help="run only this study (repeatable)"
     )
@@ -64,6 +86,17 @@ def register(subparsers: Any) -> None:
         "explore), is refused (exit 2); secrets are refused: keys go in the environment",
     )
     study.set_defaults(func=run)
+
+
+def positive_int(text: str) -> int:
+    """An integer of at least 1 (an argparse type: anything else exits 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least 1")
+    return value
 
 
 def rubric_version(text: str) -> tuple[str, str]:
@@ -118,6 +151,9 @@ def run(args: argparse.Namespace) -> int:
             parameters=dict(args.parameter),
             rubric_versions=dict(args.rubric),
             explore=args.explore,
+            adr_base=args.adr_base,
+            jobs=args.jobs,
+            cache_dir=args.cache_dir or None,
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"evalkit study: {exc}", file=sys.stderr)

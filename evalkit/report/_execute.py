@@ -8,6 +8,7 @@ papermill and jupyter_client are imported when used: the notebooks import
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,15 +22,28 @@ from evalkit.secrets import scrub
 
 KERNEL_NAME = "python3"
 
+#: The variables that size the thread pools of numpy's BLAS, OpenMP and numexpr.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                    "NUMEXPR_NUM_THREADS")  # fmt: skip
 
-def _kernel_manager(log: Any) -> type:
+
+def thread_limits(threads: int) -> dict[str, str]:
+    """:data:`THREAD_VARIABLES` set to ``threads``, except those this process's
+    environment sets already (a user's choice stands)."""
+    return {name: str(threads) for name in THREAD_VARIABLES if name not in os.environ}
+
+
+def _kernel_manager(log: Any, env: Mapping[str, str] | None = None) -> type:
     """A kernel manager whose kernel writes its own stderr (transport warnings, shutdown
-    noise) to ``log`` rather than to the terminal; cell outputs are unaffected."""
+    noise) to ``log`` rather than to the terminal; cell outputs are unaffected. ``env``
+    is added to the environment the kernel inherits."""
     from jupyter_client.manager import AsyncKernelManager
 
     class QuietKernelManager(AsyncKernelManager):
         async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
             kw["stderr"] = log
+            if env:
+                kw["env"] = {**(kw.get("env") or os.environ), **env}
             await super()._async_launch_kernel(kernel_cmd, **kw)
 
     return QuietKernelManager
@@ -88,6 +102,7 @@ def execute_study(
     *,
     cwd: str | Path | None = None,
     timeout: int = 900,
+    env: Mapping[str, str] | None = None,
 ) -> Execution:
     """Run the notebook ``source`` with ``parameters`` through papermill; never raises on
     cell errors.
@@ -124,7 +139,7 @@ def execute_study(
                 progress_bar=False,
                 log_output=False,
                 execution_timeout=timeout,
-                kernel_manager_class=_kernel_manager(log),
+                kernel_manager_class=_kernel_manager(log, env),
             )
         except papermill.PapermillExecutionError as exc:
             error = f"{exc.ename}: {exc.evalue}"

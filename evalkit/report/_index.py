@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -27,13 +27,10 @@ from evalkit.report._provenance import (
     judges_table,
     ledger_frame,
 )
+from evalkit.report._studies import StudyResult
 from evalkit.report._style import page
 from evalkit.report._summary import EXPLORATORY_BADGE, NOT_APPLICABLE, Headline
 from evalkit.secrets import scrub
-
-if TYPE_CHECKING:
-    from evalkit.report._run import StudyResult
-
 
 #: The file beside each run's index that names its judge (read by a parent index).
 RUN_FILE = "run.json"
@@ -79,11 +76,13 @@ def write_index(
     results: Sequence[StudyResult],
     adrs: Sequence[AdrPage],
     exploration: Exploration | None = None,
+    adr_base: str = "adr/",
 ) -> Path:
     """Write ``out/index.html``: the run's parameters, every judge recorded in the ledger
     (read from ``ledger``), a link to every study, and the exploratory banner when the run
     (or any of its studies) is exploratory. Each study shows its badge and headline
-    (:func:`study_verdict`); the page holds no timestamp and no run time."""
+    (:func:`study_verdict`); the page holds no timestamp and no run time. ``adr_base``
+    prefixes the ADR links of its banners (``adrs`` carry their own links)."""
     judges = judges_in_ledger(ledger_frame(ledger))
     rows = []
     for r in results:
@@ -115,7 +114,7 @@ def write_index(
     standing = exploration or Exploration()
     if not standing.exploratory:
         standing = next((r.exploration for r in results if r.exploration.exploratory), standing)
-    banner = exploration_banner(standing).html + judge_note(judge, "adr/", judges).html
+    banner = exploration_banner(standing, adr_base).html + judge_note(judge, adr_base, judges).html
     answers = (
         [{"k": "Answers", "v": join("replayed from the ledger (judge spec ", code(judge), ")")}]
         if judge_kind(judge) == "replay"

@@ -196,7 +196,7 @@ RUN_PARAMETERS: Mapping[str, str] = {
     "rubric_versions": "--rubric",
     "explore": "--explore",
     "split": "(each study's own split)",
-    "adr_base": "(the ADR pages written beside the reports)",
+    "adr_base": "--adr-base",
 }
 
 

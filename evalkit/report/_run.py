@@ -1,26 +1,36 @@
 """``run_studies``: execute the study notebooks and write ``reports/``.
 
-For each study: check its parameters for secrets, execute its notebook
-(``<notebooks>/<study>.ipynb``, shipped without outputs) with papermill (in this
-process, one kernel after another), render it without code cells to
-``<out>/<study>.html``. Then write the ADR pages (``<out>/adr/``) and
-``<out>/index.html`` (:mod:`._index`), and scan every output for secrets.
+Every study's parameters are checked before anything runs. Then the studies run a few
+at a time (one kernel each, up to the cores available, :mod:`._schedule`): each executes
+its notebook (``<notebooks>/<study>.ipynb``, shipped without outputs) with papermill and
+is rendered without code cells to ``<out>/<study>.html``. A line says when each starts
+and ends; a progress line names what runs meanwhile. Then the ADR pages (``<out>/adr/``,
+or links to pages rendered elsewhere: ``adr_base``), ``<out>/index.html`` (:mod:`._index`)
+and ``run.json`` are written in the order of :data:`STUDIES`, never in the order the
+studies finished, and every output is scanned for secrets.
+
+Studies run at the same time share the judge ledger: the ledger's leases (ADR-0019) make
+sure no request is judged twice, and each study reads its answers by request key, so
+what a page shows does not depend on which study asked first.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit._memo import CACHE_VARIABLE
 from evalkit.catalogue import Catalogue, load
 from evalkit.judge._backends import judge_slug
-from evalkit.report._adr import AdrPage, render_adrs
-from evalkit.report._execute import execute_study
+from evalkit.report._adr import AdrPage, list_adrs, render_adrs
+from evalkit.report._execute import execute_study, thread_limits
 from evalkit.report._exploration import (
     Exploration,
     check_rubric_versions,
@@ -33,170 +43,25 @@ from evalkit.report._parameters import (  # the first two stay importable from h
     RUN_PARAMETERS,  # noqa: F401
     StudyParameterError,  # noqa: F401
     check_dimensions,
-    check_pool_ledger,
     check_target,
     check_values,
     declared_parameters,
     notebook_declarations,
 )
 from evalkit.report._render import OfflineError, render_notebook, write_page
+from evalkit.report._schedule import Reporter, cores_available, run_jobs
 from evalkit.report._secrets import Finding, SecretLeakError, check_parameters, scan_files
+from evalkit.report._studies import (  # importable from here as before
+    STUDIES,
+    Study,
+    StudyResult,
+    study_parameters,
+)
 from evalkit.report._style import page
 from evalkit.report._summary import NOT_APPLICABLE, Headline, read_headline
 from evalkit.secrets import scrub
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _constructs_apply(catalogue: Catalogue, params: Mapping[str, Any]) -> str | None:
-    """Why the rubric-constructs study has nothing to compare on ``catalogue`` (its two
-    rubric versions, or its companion dimension, missing), or None when it applies."""
-    dimension, companion = params.get("dimension"), params.get("companion")
-    missing = [
-        f"{dimension} {v}"
-        for v in params.get("versions", ())
-        if (dimension, v) not in catalogue.rubrics
-    ]
-    if companion not in catalogue.constants.rubrics_in_force:
-        missing.append(f"a rubric for the companion dimension {companion}")
-    if not missing:
-        return None
-    have = sorted(f"{d} {v}" for d, v in catalogue.rubrics)
-    return (
-        f"it compares two rubric versions of one dimension, and this catalogue has no "
-        f"{', no '.join(missing)} (rubrics: {', '.join(have)}); choose them with "
-        "-p versions=[OLD,NEW] -p dimension=DIM -p companion=DIM"
-    )
-
-
-def _rules_apply(catalogue: Catalogue, params: Mapping[str, Any]) -> str | None:
-    """Why the constructs-as-rules study has nothing to show (no guide, or the compared
-    versions missing), or None."""
-    if catalogue.guide is None:
-        return "it reads the rules the catalogue's labeling guide (guide.md) marks; there is none"
-    dimension = params.get("dimension")
-    missing = [v for v in params.get("versions", ()) if (dimension, v) not in catalogue.rubrics]
-    if missing:
-        return f"this catalogue has no rubric {dimension} {', '.join(missing)}"
-    return None
-
-
-def _mutation_apply(catalogue: Catalogue, params: Mapping[str, Any]) -> str | None:
-    """Why rubric mutation testing cannot run on ``catalogue``, or None."""
-    if catalogue.constants.mutation is None:
-        return "its constants declare no `mutation:` rule (what killed means, ADR-0029)"
-    if not catalogue.rule_cases:
-        return "its design files record no case exercising a rule (design/rules/)"
-    return None
-
-
-@dataclass(frozen=True)
-class Study:
-    """A study notebook: its file stem, title, one-line summary and own parameters.
-
-    ``applies`` says why the study has nothing to study on a catalogue (a reason), or
-    None; a study that does not apply gets a page saying so, and is not a failure.
-    ``inputs`` refuses inputs its parameters name (exit 2 before anything runs).
-    """
-
-    name: str
-    title: str
-    summary: str
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    applies: Callable[[Catalogue, Mapping[str, Any]], str | None] | None = None
-    inputs: Callable[[Catalogue, Mapping[str, Any]], None] | None = None
-    """Checks the study's inputs named by its parameters (a ledger to read) before any
-    study runs; raises :class:`StudyParameterError`."""
-
-
-STUDIES: tuple[Study, ...] = (
-    Study(
-        "calibration_study",
-        "Calibration study: does the judge agree with the human labels?",
-        "Per gated dimension: agreement with intervals, marginals, confusion heatmap, "
-        "kappa-paradox diagnostics, the gate verdict with its reasons, per-locale and "
-        "per-stratum tables, the recall check and a sample-size / power panel.",
-        {"n_resamples": 2000, "max_examples": 3},
-    ),
-    Study(
-        "rubric_constructs",
-        "Rubric constructs: self-harm v1 against v3",
-        "The same cases scored under self-harm rubric v1 (the predecessor) and v3 (in "
-        "force), per reply design where over-recognition separates them, and the same-call "
-        "view against escalation that locates the construct failure (ADR-0006, ADR-0010).",
-        {
-            "dimension": "self_harm",
-            "versions": ["v1", "v3"],
-            "companion": "escalation",
-            # every gated dimension in one call, as the calibration run asks: the v3 answers
-            # are the calibration study's, only v1 is asked again
-            "dimensions": ["self_harm", "escalation", "faithfulness"],
-            "max_examples": 3,
-        },
-        applies=_constructs_apply,
-    ),
-    Study(
-        "construct_rules",
-        "Constructs as rules",
-        "Each rule of each construct: where the guide and the rubric versions state it, which "
-        "cases exercise it, rule parity, what changed between versions, and faithfulness v1 "
-        "against v2 with agreement per rule (ADR-0024, ADR-0025).",
-        {"dimension": "faithfulness", "versions": ["v1", "v2"]},
-        applies=_rules_apply,
-    ),
-    Study(
-        "mutation_study",
-        "Would this catalogue catch a missing rule?",
-        "Rubric mutation testing: each rule of the rubrics in force removed in turn, the same "
-        "judge on the rule's cases; killed, survived or not exercised per rule, and the "
-        "mutation score (ADR-0029).",
-        {"dimensions": ["self_harm", "escalation"]},
-        applies=_mutation_apply,
-    ),
-    Study(
-        "heldout_revalidation",
-        "Held-out re-validation",
-        "Agreement on the held-out set, computed only from labels sealed before the judge "
-        "ran (ADR-0008); otherwise the refusal and the protocol's status.",
-        {"n_resamples": 2000, "max_examples": 3},
-    ),
-    Study(
-        "onset_turns",
-        "Onset turns: when does the agent recognise a risk?",
-        "Per case, the turn at which a self-harm signal first appears and the turn at which "
-        "the judge first finds it recognised: curves, swimmer plot and tables.",
-        {"dimension": "self_harm", "target": "replay", "horizon": 5, "n_boot": 1000},
-    ),
-    Study(
-        "prevalence",
-        "Prevalence: how often does the agent do what?",
-        "Per gated dimension, the share of replies in each bin corrected for the judge's "
-        "errors (PPI++, confusion inversion) beside the judge-only and labels-only shares and "
-        "the humans' rate on the pool; the labelling plan; the judge's error structure.",
-        {"n_labelled": 120, "plan_budget": 100},
-        inputs=check_pool_ledger,
-    ),
-)
-
-
-@dataclass(frozen=True)
-class StudyResult:
-    """The outcome of one study: page written, time taken, error if it failed."""
-
-    study: Study
-    href: str
-    seconds: float
-    error: str | None
-    charts: int
-    parameters: Mapping[str, Any]
-    exploration: Exploration = field(default_factory=Exploration)
-    """Whether the page is gate evidence or an exploration (ADR-0017)."""
-    headline: Headline | None = None
-    """The badge and numbers the study published (:mod:`._summary`); ``None`` if none."""
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 @dataclass(frozen=True)
@@ -218,50 +83,6 @@ def _default_dir(relative: str) -> Path:
     return here if here.is_dir() else REPO / relative
 
 
-def study_parameters(
-    study: Study,
-    *,
-    catalogue: Catalogue,
-    catalogue_path: str,
-    judge: str,
-    ledger: str,
-    seed: int,
-    adr_base: str = "adr/",
-    rubric_versions: Mapping[str, str] | None = None,
-    explore: bool = False,
-) -> dict[str, Any]:
-    """The papermill parameters of one study (never a secret: keys stay in the environment).
-
-    ``rubric_versions`` ({dimension: version}, default: the rubrics in force) and
-    ``explore`` reach every notebook; a version other than the one in force, or
-    ``explore``, makes the run exploratory (ADR-0017), and an exploration that names
-    rubrics studies only their dimensions.
-    """
-    gated = list(catalogue.constants.gated_dimensions)
-    asked = dict(rubric_versions or {})
-    in_force = catalogue.constants.rubrics_in_force
-    exploring = explore or any(in_force.get(d) != v for d, v in asked.items())
-    if exploring and asked:  # an exploration shows only the dimensions it asks about
-        gated = [d for d in gated if d in asked]
-    base: dict[str, Any] = {
-        "catalogue": catalogue_path,
-        "split": "heldout" if study.name == "heldout_revalidation" else "calibration",
-        "dimensions": gated,
-        "judge": judge,
-        "rubric_versions": dict(rubric_versions or {}),
-        "explore": explore,
-        "ledger": ledger,
-        "seed": seed,
-        "adr_base": adr_base,
-    }
-    if study.name == "rubric_constructs":
-        base["dimensions"] = [study.extra["dimension"], study.extra["companion"]]
-    if study.name == "onset_turns":
-        base["dimensions"] = [study.extra["dimension"], "escalation"]
-    base.update(study.extra)
-    return base
-
-
 def run_studies(
     *,
     catalogue: str | Path = "catalogues",
@@ -278,6 +99,9 @@ def run_studies(
     rubric_versions: Mapping[str, str] | None = None,
     explore: bool = False,
     log: Callable[[str], None] | None = None,
+    adr_base: str | None = None,
+    jobs: int | None = None,
+    cache_dir: str | Path | None = None,
 ) -> RunSummary:
     """Execute the studies and write ``out``: one page per study, ADR pages, the index.
 
@@ -300,8 +124,21 @@ def run_studies(
     Raises :class:`~evalkit.report._secrets.SecretLeakError` (after deleting the
     offending files) if any output holds a secret; a study that fails is rendered with
     its error and reported in the summary, and the others still run.
+    ``adr_base``: the ADR pages are not rendered into ``out/adr/``; every link to one
+    goes to ``adr_base`` + its file name instead (``../adr/`` for a run in a sub-folder
+    of a run that renders them). Default: render them into ``out/adr/``.
+    ``jobs``: how many studies run at a time (default: the cores available). ``log``
+    receives each line (default: stderr, where a terminal also gets a progress line).
+    The pages, the index and ``run.json`` are the same whatever ``jobs`` is.
+    ``cache_dir``: where the kernels remember deterministic results that other runs
+    compute again (:mod:`evalkit._memo`: the catalogue audit's fitted shortcuts); None:
+    no cache, unless the environment names one.
     """
-    say = log or (lambda msg: print(msg, file=sys.stderr))
+    reporter = Reporter(log) if log is not None else Reporter(stream=sys.stderr)
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs: {jobs}: run at least one study at a time")
+    if adr_base is not None and not _relative_link(adr_base):
+        raise ValueError(f"adr_base: {adr_base!r}: a relative link ending in '/', such as ../adr/")
     check_parameters({"judge": judge, "catalogue": str(catalogue), "ledger": str(ledger or "")})
     out_dir = Path(out)
     nb_dir = Path(notebooks) if notebooks is not None else _default_dir("notebooks")
@@ -334,6 +171,7 @@ def run_studies(
             judge=judge,
             ledger=str(ledger_path),
             seed=seed,
+            adr_base=adr_base or "adr/",
             rubric_versions=asked,
             explore=explore,
         )
@@ -345,59 +183,55 @@ def run_studies(
         if study.inputs is not None:
             study.inputs(cat, params)
         planned.append((study, params))
+    workers = min(jobs or cores_available(), max(1, len(planned)))
+    env = thread_limits(max(1, cores_available() // workers))  # side by side, they share
+    if cache_dir:
+        env[CACHE_VARIABLE] = str(Path(cache_dir).resolve())
+    reporter.line(
+        f"evalkit study: {len(planned)} stud{'y' if len(planned) == 1 else 'ies'}, "
+        f"{workers} at a time -> {out_dir}"
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     ledger_path.parent.mkdir(parents=True, exist_ok=True)
-    adrs = render_adrs(adr_src, out_dir)
-    results: list[StudyResult] = []
-    scrubbed: list[Finding] = []  # secrets scrubbed from executed notebooks: still a leak
-    written: list[Path] = [out_dir / "adr" / Path(a.href).name for a in adrs]
-    written.append(out_dir / "adr" / "index.html")
+    written: list[Path] = []
+    if adr_base is None:
+        adrs = render_adrs(adr_src, out_dir)
+        written += [out_dir / a.href for a in adrs] + [out_dir / "adr" / "index.html"]
+    else:
+        adrs = list_adrs(adr_src, adr_base)
     with tempfile.TemporaryDirectory(prefix="evalkit-study-") as work:
+        studied: dict[str, tuple[StudyResult, tuple[Finding, ...]]] = {}
+        pending = []
         for study, params in planned:
-            standing = _exploration_of(cat, params)
-            banner = exploration_banner(standing, str(params.get("adr_base", "adr/")))
-            target = out_dir / f"{study.name}.html"
             reason = study.applies(cat, params) if study.applies is not None else None
-            if reason is not None:
-                target.write_text(scrub(_not_applicable_page(study, reason)), encoding="utf-8")
-                written.append(target)
-                say(f"{study.name}: does not apply to this catalogue: {reason}")
-                results.append(
-                    StudyResult(
-                        study,
-                        target.name,
-                        0.0,
-                        None,
-                        0,
-                        params,
-                        standing,
-                        Headline(NOT_APPLICABLE, (("Why", reason),)),
-                    )
-                )
+            if reason is None:
+                pending.append((study, params))
                 continue
-            source = nb_dir / f"{study.name}.ipynb"
-            run = execute_study(source, Path(work), params, cwd=Path.cwd())
-            error, charts = run.error, 0
-            try:
-                rendered = render_notebook(run.notebook, study.title, banner)
-            except OfflineError as exc:  # never write a page that loads or runs foreign code
-                error = str(exc)
-                target.write_text(scrub(_refused_page(study, error, banner)), encoding="utf-8")
-            else:
-                write_page(rendered, target)
-                charts = rendered.charts
-                if rendered.stderr.strip():
-                    say(f"{study.name}: the notebook wrote to stderr:\n{rendered.stderr.rstrip()}")
-            written.append(target)
-            scrubbed += [Finding(target, kind) for kind in run.scrubbed]
-            state = "FAILED: " + error if error else "rendered"
-            say(f"{study.name}: {state} in {run.seconds:.1f} s -> {target}")
-            headline = read_headline(run.notebook) if error is None else None
-            results.append(
-                StudyResult(
-                    study, target.name, run.seconds, error, charts, params, standing, headline
-                )
+            target = out_dir / f"{study.name}.html"
+            target.write_text(scrub(_not_applicable_page(study, reason)), encoding="utf-8")
+            reporter.line(f"{study.name}: does not apply to this catalogue: {reason}")
+            standing = _exploration_of(cat, params)
+            headline = Headline(NOT_APPLICABLE, (("Why", reason),))
+            result = StudyResult(study, target.name, 0.0, None, 0, params, standing, headline)
+            studied[study.name] = (result, ())
+        rendering = threading.Lock()  # one page rendered at a time (nbconvert in this process)
+
+        def job(study: Study, params: dict[str, Any]) -> tuple[StudyResult, tuple[Finding, ...]]:
+            return _run_one(
+                study, params, cat, nb_dir, out_dir, Path(work), reporter, rendering, env
             )
+
+        done = run_jobs(
+            # the heaviest start first; the results come back in the order given
+            [(s.name, functools.partial(job, s, p)) for s, p in _heaviest_first(pending)],
+            workers=workers,
+            reporter=reporter,
+        )
+        studied.update({r.study.name: (r, found) for r, found in done})
+        results = [studied[s.name][0] for s, _ in planned]  # the order of STUDIES, always
+        scrubbed = [f for s, _ in planned for f in studied[s.name][1]]
+        written += [out_dir / r.href for r in results]
+        reporter.line("evalkit study: writing the index, checking every output for secrets")
         index = write_index(
             out_dir,
             cat,
@@ -408,6 +242,7 @@ def run_studies(
             results=results,
             adrs=adrs,
             exploration=exploration(cat, asked, explore=explore),
+            adr_base=adr_base or "adr/",
         )
         written.append(index)
         run_file = out_dir / RUN_FILE
@@ -429,6 +264,63 @@ def run_studies(
         listing = "; ".join(sorted({f"{f.path}: {f.what}" for f in findings}))
         raise SecretLeakError(f"secret found in output(s), report files deleted: {listing}")
     return RunSummary(out_dir, index, tuple(results), tuple(adrs))
+
+
+def _run_one(
+    study: Study,
+    params: dict[str, Any],
+    cat: Catalogue,
+    nb_dir: Path,
+    out_dir: Path,
+    work: Path,
+    reporter: Reporter,
+    rendering: threading.Lock,
+    env: Mapping[str, str] | None = None,
+) -> tuple[StudyResult, tuple[Finding, ...]]:
+    """Execute one study's notebook, render its page, say how it went; the secrets
+    scrubbed from its executed notebook are returned as findings (still a leak)."""
+    standing = _exploration_of(cat, params)
+    banner = exploration_banner(standing, str(params.get("adr_base", "adr/")))
+    target = out_dir / f"{study.name}.html"
+    source = nb_dir / f"{study.name}.ipynb"
+    run = execute_study(source, work, params, cwd=Path.cwd(), env=env)
+    error, charts = run.error, 0
+    with rendering:
+        try:
+            rendered = render_notebook(run.notebook, study.title, banner)
+        except OfflineError as exc:  # never write a page that loads or runs foreign code
+            error = str(exc)
+            target.write_text(scrub(_refused_page(study, error, banner)), encoding="utf-8")
+        else:
+            write_page(rendered, target)
+            charts = rendered.charts
+            if rendered.stderr.strip():
+                reporter.line(
+                    f"{study.name}: the notebook wrote to stderr:\n{rendered.stderr.rstrip()}"
+                )
+    state = "FAILED: " + error if error else "rendered"
+    reporter.line(f"{study.name}: {state} in {run.seconds:.1f} s -> {target}")
+    headline = read_headline(run.notebook) if error is None else None
+    result = StudyResult(study, target.name, run.seconds, error, charts, params, standing, headline)
+    return result, tuple(Finding(target, kind) for kind in run.scrubbed)
+
+
+def _heaviest_first(
+    planned: Sequence[tuple[Study, dict[str, Any]]],
+) -> list[tuple[Study, dict[str, Any]]]:
+    """``planned`` by :attr:`Study.weight`, heaviest first, in their order among equals."""
+    return sorted(planned, key=lambda item: -item[0].weight)
+
+
+def _relative_link(base: str) -> bool:
+    """Whether ``base`` is a relative link prefix to a folder (``../adr/``), which is what
+    a page opened offline from disk can follow."""
+    return (
+        base.endswith("/")
+        and not base.startswith("/")
+        and ":" not in base
+        and all(c not in base for c in "\"'<>\\ ?#")
+    )
 
 
 def _exploration_of(catalogue: Catalogue, params: Mapping[str, Any]) -> Exploration:

@@ -64,6 +64,24 @@ def test_study_command_renders_and_links(root: Path, capsys: pytest.CaptureFixtu
         assert not path.is_file() or FAKE_KEY.encode() not in path.read_bytes()
 
 
+def test_adr_base_pages_link_the_adr_pages_of_another_run(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["study", "--catalogue", "catalogues", "--out", "out/reader", "--ledger-dir",
+                 "led", "--only", "heldout_revalidation", "--adr-base", "../adr/", "--adr-dir",
+                 str(REPO / "docs" / "adr"), "--notebooks", str(REPO / "notebooks")])  # fmt: skip
+    assert code == 0
+    err = capsys.readouterr().err.splitlines()
+    said = [line for line in err if not line.startswith("  … ")]  # progress lines, if slow
+    assert said[0] == "evalkit study: 1 study, 1 at a time -> out/reader"
+    assert said[1] == "heldout_revalidation: started"
+    assert said[2].startswith("heldout_revalidation: rendered in ")
+    page = (root / "out" / "reader" / "heldout_revalidation.html").read_text(encoding="utf-8")
+    assert 'href="../adr/0008-sealed-heldout-revalidation.html"' in page
+    assert 'href="adr/' not in page
+    assert not (root / "out" / "reader" / "adr").exists()
+
+
 def test_unknown_study_is_unusable_input(root: Path) -> None:
     assert main(["study", "--only", "no_such_study", "--out", "out"]) == 2
 
