@@ -17,6 +17,7 @@ from typing import Any
 
 import nbformat
 
+from evalkit.report._links import SESSION_ENV
 from evalkit.report._secrets import check_parameters, scrubbed_kinds, scrubbed_output_path
 from evalkit.secrets import scrub
 
@@ -36,14 +37,17 @@ def thread_limits(threads: int) -> dict[str, str]:
 def _kernel_manager(log: Any, env: Mapping[str, str] | None = None) -> type:
     """A kernel manager whose kernel writes its own stderr (transport warnings, shutdown
     noise) to ``log`` rather than to the terminal; cell outputs are unaffected. ``env``
-    is added to the environment the kernel inherits."""
+    is added to the environment the kernel inherits. Jupyter's session variable is left
+    out: a study rendered from inside Lab (``!evalkit study``) is rendered for a page, and
+    must link the pages' ADRs, not Lab's markdown (:mod:`evalkit.report._links`)."""
     from jupyter_client.manager import AsyncKernelManager
 
     class QuietKernelManager(AsyncKernelManager):
         async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
             kw["stderr"] = log
-            if env:
-                kw["env"] = {**(kw.get("env") or os.environ), **env}
+            inherited = dict(kw.get("env") or os.environ)
+            inherited.pop(SESSION_ENV, None)
+            kw["env"] = {**inherited, **(env or {})}
             await super()._async_launch_kernel(kernel_cmd, **kw)
 
     return QuietKernelManager

@@ -5,6 +5,7 @@ rendered elsewhere (``--adr-base``). Fake work and a fake notebook execution: no
 from __future__ import annotations
 
 import io
+import os
 import threading
 import time
 from pathlib import Path
@@ -248,3 +249,28 @@ def test_jobs_below_one_exits_2(world: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["study", "--out", "out", "--jobs", "0"])
     assert exc.value.code == 2
+
+
+def test_a_study_kernel_started_from_inside_lab_renders_for_a_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`!evalkit study` in a Lab cell inherits Jupyter's session variable; the study
+    kernels must not, or the pages would link Lab's markdown instead of the ADR pages."""
+    import asyncio
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    from evalkit.report._execute import _kernel_manager
+    from evalkit.report._links import SESSION_ENV
+
+    seen: dict[str, Any] = {}
+
+    async def launch(self: Any, kernel_cmd: list[str], **kw: Any) -> None:
+        seen.update(kw)
+
+    monkeypatch.setenv(SESSION_ENV, "workspace/calibration_study.ipynb")
+    monkeypatch.setattr(AsyncKernelManager, "_async_launch_kernel", launch)
+    manager = _kernel_manager(None, {"OMP_NUM_THREADS": "1"})()
+    asyncio.run(manager._async_launch_kernel(["python"]))
+    assert SESSION_ENV not in seen["env"] and seen["env"]["OMP_NUM_THREADS"] == "1"
+    assert seen["env"]["PATH"] == os.environ["PATH"]
