@@ -20,6 +20,21 @@ def _in_notebook() -> bool:
     return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
 
 
+def widen(bar: Any) -> None:
+    """In a notebook, let the bar's widget span the output's width and wrap its text under
+    the bar, so the bar is never squeezed to 0 px behind its status. This is the layout
+    tqdm gives ``ncols="100%"``, set on the widget directly: with ``ncols="100%"`` tqdm's
+    own text form of the widget fails (``str - int``), and papermill, saving a notebook's
+    outputs, asks for that text. A terminal bar (no ``container``) is left as it is."""
+    box = getattr(bar, "container", None)
+    if box is None:
+        return
+    box.children[1].layout.flex = "2"
+    box.layout.width = "100%"
+    box.layout.display = "inline-flex"
+    box.layout.flex_flow = "row wrap"
+
+
 class _Progress:
     """Progress of a run: calls done, cache hits, failures, spend, and the traffic
     controller's figures (requests in flight / window, pace, 429s seen).
@@ -50,6 +65,7 @@ class _Progress:
             from tqdm.auto import tqdm
 
             self._bar = tqdm(total=self.total, file=self.stream, **self.bar_options())
+            widen(self._bar)
 
     #: The bar: one rate (calls done per second), the short status after it. In a
     #: terminal of 100 columns the text takes about 60, the bar the rest.
@@ -59,17 +75,15 @@ class _Progress:
     )
 
     @staticmethod
-    def bar_options(notebook: bool | None = None) -> dict[str, Any]:
-        """tqdm's options. In a notebook the widget spans the output's width and wraps
-        its text under the bar (``ncols="100%"``), so the bar is never squeezed to 0 px."""
-        notebook = _in_notebook() if notebook is None else notebook
-        options: dict[str, Any] = {
+    def bar_options() -> dict[str, Any]:
+        """tqdm's options, the same in a terminal (which sizes the bar itself) and in a
+        notebook (where :func:`widen` lays the widget out)."""
+        return {
             "desc": "judge",
             "unit": " calls",
             "leave": True,
             "bar_format": _Progress.BAR_FORMAT,
         }
-        return {**options, "ncols": "100%"} if notebook else options
 
     def _isatty(self) -> bool:
         isatty = getattr(self.stream, "isatty", None)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.judging._progress import _Progress
+from evalkit.judging._progress import _Progress, widen
 
 
 class _Terminal(io.StringIO):
@@ -72,11 +72,16 @@ def test_the_traffic_figures_follow_the_bar_when_requests_were_sent(
 
 
 def test_in_a_notebook_the_bar_takes_the_width_and_the_text_wraps_under_it() -> None:
+    """The widget is laid out as tqdm's ``ncols="100%"`` would, and its text form (what
+    papermill saves beside the widget) still formats: with ``ncols="100%"`` it raised."""
     from tqdm.notebook import tqdm_notebook
 
-    options = _Progress.bar_options(notebook=True)
-    assert options["ncols"] == "100%" and "{rate_fmt}" in options["bar_format"]
-    assert "ncols" not in _Progress.bar_options(notebook=False)  # a terminal sizes itself
-    box = tqdm_notebook.status_printer(None, 432, "judge", options["ncols"])
-    _, bar, _ = box.children
-    assert box.layout.flex_flow == "row wrap" and bar.layout.flex == "2"
+    options = _Progress.bar_options()
+    assert "ncols" not in options and "{rate_fmt}" in options["bar_format"]
+    bar = tqdm_notebook(total=432, file=io.StringIO(), **options)
+    widen(bar)
+    box = bar.container
+    assert box.layout.width == "100%" and box.layout.flex_flow == "row wrap"
+    assert box.children[1].layout.flex == "2"
+    assert "0/432" in repr(box)
+    bar.close()
