@@ -55,6 +55,29 @@ def named_errors(
     return wrapper
 
 
+def _create_whole(path: Path) -> None:
+    """Make a new ledger at ``path`` without ever showing a partial one there: build it
+    under a private name in the same folder, close it (SQLite folds its WAL back in), then
+    hard-link it to ``path``, which fails if another process got there first (its ledger
+    stands). A file system without hard links falls back to an exclusive rename."""
+    staging = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.creating")
+    try:
+        maker = LedgerFile.__new__(LedgerFile)
+        maker.path, maker.leases = staging, None
+        maker._connect(create=True)
+        maker.close()
+        try:
+            os.link(staging, path)
+        except FileExistsError:
+            pass
+        except OSError:  # no hard links here: a rename, unless the path appeared meanwhile
+            if not path.exists():
+                os.replace(staging, path)
+    finally:
+        for leftover in (staging, *(Path(f"{staging}{x}") for x in ("-wal", "-shm"))):
+            leftover.unlink(missing_ok=True)
+
+
 class LedgerFile:
     """An open ledger file. Use as a context manager; one instance per thread.
 
@@ -62,7 +85,9 @@ class LedgerFile:
     file or a database that is not a ledger is a :class:`LedgerError`. A database
     with tables but no ``meta`` table is never made into a ledger, and an existing
     ledger that is damaged (:mod:`evalkit.ledger._damage`) is a :class:`LedgerError`
-    either way.
+    either way. A new ledger appears whole: it is made under a private name beside its
+    path and linked into place, so a process reading the path while another creates it
+    (studies running side by side) never finds an empty or half-made database.
     """
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
@@ -73,6 +98,11 @@ class LedgerFile:
         if not create and not self.path.is_file():
             raise LedgerError(f"{self.path}: no such ledger")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if create and not self.path.exists():
+            _create_whole(self.path)
+        self._connect(create)
+
+    def _connect(self, create: bool) -> None:
         try:
             self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         except sqlite3.DatabaseError as exc:
