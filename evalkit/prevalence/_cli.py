@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from evalkit.errors import CatalogueError, EvalkitError
-from evalkit.gate._threshold import fmt_interval
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -160,6 +159,8 @@ def prevalence_table(
 
 def render(table: pd.DataFrame, level: float) -> str:
     """The table as plain text, one line per estimator, stratum and bin."""
+    from evalkit.gate._threshold import fmt_interval  # here: `prevalence --help` stays light
+
     head = f"{'dimension':<13}{'estimator':<12}{'stratum':<24}{'bin':<9}{'share':>7}"
     lines = [head + f"{f'{level:.0%} CI':>18}{'n_lab':>7}{'n_pool':>8}  status"]
     for row in table.itertuples(index=False):
