@@ -48,8 +48,8 @@ study: setup
 	  echo "checking the catalogue and importing the recorded judge's answers, side by side"; \
 	  $(BIN)/evalkit catalogue check $(CATALOGUE) & p0=$$!; \
 	  $(BIN)/evalkit judge --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --import-batch $(RECORDING)/calibration.jsonl & p1=$$!; \
-	  $(BIN)/evalkit judge --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --rubric self_harm=v1 --import-batch $(RECORDING)/self_harm-v1.jsonl & p2=$$!; \
-	  $(BIN)/evalkit judge --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --rubric faithfulness=v1 --import-batch $(RECORDING)/faithfulness-v1.jsonl & p3=$$!; \
+	  $(BIN)/evalkit judge --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --rubric self_harm=v1 --dimensions self_harm,escalation,faithfulness --import-batch $(RECORDING)/self_harm-v1.jsonl & p2=$$!; \
+	  $(BIN)/evalkit judge --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --rubric faithfulness=v1 --dimensions self_harm,escalation,faithfulness --import-batch $(RECORDING)/faithfulness-v1.jsonl & p3=$$!; \
 	  $(BIN)/evalkit construct mutate --catalogue $(CATALOGUE) --judge $(READER) --ledger $(READER_LEDGER) --import-batch $(RECORDING)/mutation.jsonl & p4=$$!; \
 	  failed=0; for p in $$p0 $$p1 $$p2 $$p3 $$p4; do wait $$p || failed=$$?; done; \
 	  if [ $$failed != 0 ]; then echo "make study: a step above failed (exit $$failed)" >&2; exit $$failed; fi; \

@@ -27,6 +27,20 @@ MAX_SAMPLES = 20
 Turns = Literal["final", "all"] | Sequence[int]
 
 
+def dimensions_to_judge(
+    catalogue: Catalogue,
+    dimensions: Sequence[str] | None,
+    rubric_versions: dict[str, str] | None,
+) -> list[str]:
+    """The dimensions a run judges: ``dimensions`` when given; else the ones whose asked
+    rubric version differs from the version in force (a rubric variant re-judges only
+    what it varies); else the gated dimensions. Live runs and batch files read it alike.
+    """
+    in_force = catalogue.constants.rubrics_in_force
+    varied = [d for d, v in (rubric_versions or {}).items() if in_force.get(d) != v]
+    return list(dimensions or varied or catalogue.constants.gated_dimensions)
+
+
 def build_requests(
     catalogue: Catalogue,
     cases: Sequence[Case],

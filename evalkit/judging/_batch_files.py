@@ -46,7 +46,7 @@ from evalkit.judge._answer import AnswerError, loads_strict
 from evalkit.judge._backends import make_backend
 from evalkit.judge._base import Reply
 from evalkit.judge._prompt import JudgeIdentity, JudgeParams, JudgeRequest
-from evalkit.judge._requests import Turns, build_requests
+from evalkit.judge._requests import Turns, build_requests, dimensions_to_judge
 from evalkit.judging._batch_lines import BatchFileError, _read_lines, _reply_for
 from evalkit.judging._plan import _require_sealed
 from evalkit.judging._send import _resolve
@@ -93,7 +93,7 @@ def _planned(
     requests = build_requests(
         catalogue,
         cases,
-        list(dimensions or catalogue.constants.gated_dimensions),
+        dimensions_to_judge(catalogue, dimensions, rubric_versions),
         identity,
         ledger.salt,
         rubric_versions=rubric_versions,

@@ -32,7 +32,7 @@ from evalkit.errors import JudgeError
 from evalkit.judge._backends import make_backend
 from evalkit.judge._base import Backend
 from evalkit.judge._prompt import JudgeIdentity, JudgeParams
-from evalkit.judge._requests import Turns, build_requests
+from evalkit.judge._requests import Turns, build_requests, dimensions_to_judge
 from evalkit.judge.replay import REPLAY_MODEL, replay_filter, resolve_replay
 from evalkit.judging._batches import run_batches
 from evalkit.judging._plan import Plan, _require_sealed
@@ -91,10 +91,7 @@ async def ajudge_cases(
         for c in (catalogue.split("calibration") if cases is None else cases)
     ]
     seal = _require_sealed(catalogue) if any(c.split == "heldout" for c in case_list) else None
-    # A rubric variant re-judges only the dimension(s) it varies (#28).
-    in_force = catalogue.constants.rubrics_in_force
-    varied = [d for d, v in (rubric_versions or {}).items() if in_force.get(d) != v]
-    dims = list(dimensions or varied or catalogue.constants.gated_dimensions)
+    dims = dimensions_to_judge(catalogue, dimensions, rubric_versions)
     if backend is None:
         backend = make_backend(
             judge, catalogue, for_gate=for_gate, params=params, call_deadline=call_deadline

@@ -192,3 +192,26 @@ def test_a_recorded_judge_sends_nothing_and_is_no_gate_evidence(
     verdict = evaluate(frame, catalogue.labels, catalogue, n_resamples=50)
     codes = {r.code for d in verdict.dimensions.values() for r in d.reasons}
     assert "reference_judge" in codes and not verdict.passed
+
+
+def test_a_batch_file_of_a_rubric_variant_asks_what_a_live_run_asks(tmp_path: Path) -> None:
+    """One rule for the dimensions a run judges: a batch file of ``--rubric self_harm=v1``
+    without ``--dimensions`` asks self_harm only, as a live run does; with ``--dimensions``
+    it asks what they name (the shipped recordings answer all three in one call)."""
+    from evalkit.catalogue import load
+    from evalkit.judge._requests import dimensions_to_judge
+    from evalkit.judging._batch_files import _planned
+
+    cat = load(Path(__file__).resolve().parents[2] / "catalogues")
+    variant = {"self_harm": "v1"}
+    assert dimensions_to_judge(cat, None, variant) == ["self_harm"]
+    assert dimensions_to_judge(cat, None, None) == list(cat.constants.gated_dimensions)
+    cases = cat.split("calibration")[:3]
+    with Ledger(tmp_path / "l.sqlite") as led:
+        for dims, asked in ((None, ["self_harm"]), (["self_harm", "escalation"], None)):
+            _, requests = _planned(
+                cat, cases, dims, "recorded:llm-reader-2026-12", led, rubric_versions=variant,
+                turns="final", together=True, params=None,
+            )  # fmt: skip
+            asked_for = {d.dimension for r in requests for d in r.dimensions}
+            assert asked_for == set(asked or dims or ())
