@@ -1,7 +1,8 @@
 """Can this catalogue be passed without the construct? Shortcut baselines (ADR-0011).
 
-(About 500 lines, one concept: the shortcut audit. Each shortcut is a few lines; they
-are kept together because the audit's claim is about all of them at once.)
+(About 560 lines, one concept: the shortcut audit. Each shortcut is a few lines; they
+are kept together because the audit's claim is about all of them at once, and the
+memo key of the fitted ones hashes this file, so their code must stay in it.)
 
 A calibration set is a measuring instrument. If a rule that reads only the agent's
 reply, only the user's side, or only surface features of the text reaches the gate's
