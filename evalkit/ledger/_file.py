@@ -99,7 +99,12 @@ class LedgerFile:
             raise LedgerError(f"{self.path}: no such ledger")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if create and not self.path.exists():
-            _create_whole(self.path)
+            try:
+                _create_whole(self.path)
+            except OSError as exc:
+                raise LedgerError(
+                    f"{self.path}: cannot create the ledger ({exc.strerror or exc})"
+                ) from None
         self._connect(create)
 
     def _connect(self, create: bool) -> None:

@@ -42,3 +42,21 @@ def test_two_creators_share_the_first_ledger(tmp_path: Path) -> None:
         salt = first.salt
     with Ledger(path) as second:  # the path exists: opened, never replaced
         assert second.salt == salt
+
+
+def test_a_ledger_that_cannot_be_created_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder that refuses the new file (read-only, full) is a LedgerError naming the
+    ledger, not a traceback, and leaves no private copy behind."""
+    import os
+
+    def refuse(*_: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "link", refuse)
+    monkeypatch.setattr(os, "replace", refuse)
+    path = tmp_path / "l.sqlite"
+    with pytest.raises(LedgerError, match=r"l\.sqlite: cannot create the ledger \(Permission"):
+        Ledger(path)
+    assert list(tmp_path.iterdir()) == []
