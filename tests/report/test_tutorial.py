@@ -78,7 +78,9 @@ def test_the_tutorial_runs_with_the_recorded_reading_judge(tmp_path: Path) -> No
     cases = cat.split("calibration")
     import_batch(cat, cases, None, judge=READER, ledger=ledger,
                  path=RECORDING / "calibration.jsonl")  # fmt: skip
-    import_batch(cat, cases, None, judge=READER, ledger=ledger, rubric_versions={"self_harm": "v1"},
+    every = list(cat.constants.gated_dimensions)  # as make study imports it: all three
+    variant = {"self_harm": "v1"}
+    import_batch(cat, cases, every, judge=READER, ledger=ledger, rubric_versions=variant,
                  path=RECORDING / "self_harm-v1.jsonl")  # fmt: skip
     shown = _run(
         tmp_path,
