@@ -84,20 +84,28 @@ rp.mutation_chart(result.table, "Agreement on each rule's cases")
 # %% [markdown]
 # ## What each survivor means
 #
-# A surviving mutant is a finding about the catalogue, not about the rubric: this judge
-# scored the rule's cases the same with and without the rule's text. Either the cases do
-# not need the rule to be scored right (add its hard form), or they are too few to show a
-# drop (add cases), or the judge applies the rule without being told (then the rule is
-# safe with this judge, and only with this judge).
+# A surviving mutant is a finding about the catalogue, not about the rubric. Which of
+# three it is shows in the answers themselves (ADR-0029):
+#
+# - **the judge knows the rule** (`judge_knows_rule`): not one answer on the rule's cases
+#   changed when its text was removed. This judge applies the rule unaided; the rule is
+#   safe with this judge, and only with it. The catalogue could defend the rule only with
+#   cases that a reading without the rule gets wrong (its hard form).
+# - **too few cases** (`too_few_cases`): answers changed and agreement fell, but within
+#   chance on this many cases; the row says about how many would separate the intervals.
+# - **no drop** (`no_drop`): answers changed, but agreement did not fall.
 
 # %%
 survivors = result.table[result.table["outcome"] != "killed"][
-    ["dimension", "rule", "outcome", "rule_n", "rule_agreement", "in_force_rule_agreement"]]
+    ["dimension", "rule", "outcome", "rule_n", "rule_changed", "rule_agreement",
+     "in_force_rule_agreement", "reason", "why"]]
 rp.table(survivors, {"dimension": "Dimension", "rule": "Rule", "outcome": "Outcome",
-                     "rule_n": "Rule's cases judged", "rule_agreement": "Agreement (mutant)",
-                     "in_force_rule_agreement": "Agreement (in force)"},
-         caption="Mutants not killed", formats={"rule_agreement": rp.pct,
-                                                "in_force_rule_agreement": rp.pct},
+                     "rule_n": "Rule's cases judged", "rule_changed": "Answers changed",
+                     "rule_agreement": "Agreement (mutant)",
+                     "in_force_rule_agreement": "Agreement (in force)", "reason": "Reason",
+                     "why": "Why"},
+         caption="Mutants not killed, and why", formats={"rule_agreement": rp.pct,
+                                                         "in_force_rule_agreement": rp.pct},
          empty="Every exercised mutant was killed.")
 
 # %%

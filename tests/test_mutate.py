@@ -19,7 +19,8 @@ import pytest
 
 from evalkit.catalogue import Catalogue, load
 from evalkit.cli import main
-from evalkit.construct._mutate import mutate
+from evalkit.agreement._proportion import wilson_interval
+from evalkit.construct._mutate import cases_to_separate, explain, mutate
 from evalkit.judge._base import CostEstimate, Reply
 from evalkit.judge._prompt import JudgeParams, JudgeRequest
 from tests.factory import SHIPPED
@@ -131,6 +132,49 @@ def test_a_mutant_the_judge_does_not_notice_survives(shipped: Catalogue, tmp_pat
                     dimensions=["self_harm"], rules=["look_back"])  # fmt: skip
     assert list(result.table["outcome"]) == ["survived"]
     assert result.score("self_harm") == 0.0
+    row = result.table.iloc[0]
+    assert row["rule_changed"] == 0 and row["reason"] == "judge_knows_rule"
+    assert f"all {row['rule_n']} of the rule's cases" in row["why"]
+    assert "applies the rule unaided" in result._repr_html_()
+
+
+def test_the_cases_that_would_separate_two_agreements() -> None:
+    level = 0.95
+    n = cases_to_separate(0.9, 1.0, level)
+    assert n is not None
+    _, m_hi = wilson_interval(round(0.9 * n), n, level)
+    f_lo, _ = wilson_interval(n, n, level)
+    assert m_hi is not None and f_lo is not None and m_hi < f_lo
+    _, m_hi = wilson_interval(round(0.9 * (n - 1)), n - 1, level)
+    f_lo, _ = wilson_interval(n - 1, n - 1, level)
+    assert m_hi is not None and f_lo is not None and m_hi >= f_lo
+    assert cases_to_separate(1.0, 0.9, level) is None  # no drop: nothing to separate
+    assert cases_to_separate(0.999, 1.0, level) is None  # beyond what is sought
+
+
+@pytest.mark.parametrize(
+    ("outcome", "by_gate", "changed", "mutant", "reason"),
+    [
+        ("killed", True, 9, 0.5, "gate"),
+        ("killed", False, 9, 0.5, "rule_interval"),
+        ("survived", False, 0, 1.0, "judge_knows_rule"),
+        ("survived", False, 3, 0.9, "too_few_cases"),
+        ("survived", False, 3, 1.0, "no_drop"),
+        ("not_exercised", False, 0, None, "not_exercised"),
+    ],
+)
+def test_each_outcome_says_why(
+    outcome: str, by_gate: bool, changed: int, mutant: float | None, reason: str
+) -> None:
+    got, why = explain(
+        outcome, by_gate=by_gate, rule_n=30, changed=changed, mutant=mutant, in_force=1.0,
+        level=0.95, kappa=0.4, kappa_in_force=0.8, threshold=0.6,
+    )  # fmt: skip
+    assert got == reason
+    if reason == "too_few_cases":
+        assert f"about {cases_to_separate(0.9, 1.0, 0.95)} rule cases" in why
+    if outcome != "not_exercised":
+        assert f"{changed} of 30" in why or "all 30" in why
 
 
 def test_the_cli_lists_each_mutant_in_json(

@@ -25,6 +25,15 @@ the kappa verdict against the gate threshold; and the **outcome**, by the frozen
   judge with the rule from this judge without it;
 - ``not_exercised``: no calibration case exercises the rule. Never "survived".
 
+Each row also says **why** (columns ``rule_changed``, ``reason``, ``why``), from the
+answers themselves: ``rule_changed`` counts the rule's cases on which the mutant's answer
+differs from the in-force answer. A killed mutant is ``gate`` or ``rule_interval``. A
+survivor is ``judge_knows_rule`` when no answer changed (this judge applies the rule
+without its text; the catalogue could defend it only with cases an unaided reading gets
+wrong), ``too_few_cases`` when answers changed and agreement fell but the intervals still
+overlap (with how many rule cases at the same agreements would separate them), or
+``no_drop`` when answers changed without agreement falling.
+
 The mutation score of a dimension is killed over exercised. A survivor says what to do:
 add cases that exercise the rule (or its hard form), not touch the rubric. With the key-less
 baseline the table is a floor (it does not read rules); with a judge that reads it is the
@@ -35,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from html import escape as html_escape
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +64,11 @@ MUTANT_COLUMNS = (
     "dimension", "rule", "version", "rubric_hash", "n", "kappa", "kappa_in_force",
     "rule_n", "rule_agreement", "rule_ci_low", "rule_ci_high", "in_force_rule_agreement",
     "in_force_ci_low", "in_force_ci_high", "verdict", "verdict_in_force", "outcome",
+    "rule_changed", "reason", "why",
 )  # fmt: skip
+
+#: Largest number of rule cases :func:`cases_to_separate` looks for.
+MAX_CASES_SOUGHT = 2000
 
 
 @dataclass(frozen=True)
@@ -202,10 +216,10 @@ class MutationResult:
         for col in shown.columns:
             if shown[col].dtype.kind == "f":
                 shown[col] = shown[col].round(3)
-        survived = self.table[self.table["outcome"] == "survived"]
+        shown = shown.drop(columns=["why"])
+        survived = self.table[self.table["outcome"] != "killed"]
         notes = [
-            f"{r.dimension}.{r.rule} survived: the catalogue cannot tell this judge with the "
-            "rule from this judge without it; add cases that exercise it"
+            html_escape(f"{r.dimension}.{r.rule} {r.outcome.replace('_', ' ')}: {r.why}")
             for r in survived.itertuples()
         ]
         parts: list[Any] = [key_values([("Judge", self.judge), *score_items]), frame_table(shown)]
@@ -254,6 +268,7 @@ def mutation_table(
             low, high = wilson_interval(agree, len(on_rule), rule.interval_level)
             out[f"{tag}_n"], out[f"{tag}_kappa"] = k.n, k.value
             out[f"{tag}_rule"] = (len(on_rule), agree / len(on_rule) if len(on_rule) else None)
+            out[f"{tag}_answers"] = on_rule.set_index("case_id")["judge"]
             out[f"{tag}_ci"] = (low, high)
         rule_n, m_agree = out.pop("m_rule")
         _, f_agree = out.pop("f_rule")
@@ -262,25 +277,107 @@ def mutation_table(
         out["n"] = out.pop("m_n")
         out.pop("f_n")
 
+        m_ans, f_ans = out.pop("m_answers"), out.pop("f_answers")
+        both = m_ans.index.intersection(f_ans.index)
+        changed = int((m_ans[both] != f_ans[both]).sum())
+
         def verdict(k: float | None) -> str:
             return "PASS" if k is not None and k >= threshold else "FAIL"
 
+        by_gate = verdict(kappa_m) == "FAIL" and verdict(kappa_f) == "PASS"
+        by_interval = m_hi is not None and f_lo is not None and m_hi < f_lo
         if not mine:
             outcome = "not_exercised"
-        elif (verdict(kappa_m) == "FAIL" and verdict(kappa_f) == "PASS") or (
-            m_hi is not None and f_lo is not None and m_hi < f_lo
-        ):
+        elif by_gate or by_interval:
             outcome = "killed"
         else:
             outcome = "survived"
+        reason, why = explain(
+            outcome, by_gate=by_gate, rule_n=rule_n, changed=changed, mutant=m_agree,
+            in_force=f_agree, level=rule.interval_level, kappa=kappa_m,
+            kappa_in_force=kappa_f, threshold=threshold,
+        )  # fmt: skip
         out.update(
             kappa=kappa_m, kappa_in_force=kappa_f, rule_n=rule_n, rule_agreement=m_agree,
             rule_ci_low=m_lo, rule_ci_high=m_hi, in_force_rule_agreement=f_agree,
             in_force_ci_low=f_lo, in_force_ci_high=f_hi, verdict=verdict(kappa_m),
-            verdict_in_force=verdict(kappa_f), outcome=outcome,
+            verdict_in_force=verdict(kappa_f), outcome=outcome, rule_changed=changed,
+            reason=reason, why=why,
         )  # fmt: skip
         rows.append(out)
     return pd.DataFrame(rows, columns=list(MUTANT_COLUMNS))
+
+
+def cases_to_separate(mutant: float, in_force: float, level: float) -> int | None:
+    """The fewest rule cases at which agreements ``mutant`` and ``in_force`` (shares, the
+    mutant's lower) give Wilson intervals that no longer overlap; None when even
+    :data:`MAX_CASES_SOUGHT` cases would not (or the mutant's agreement is not lower)."""
+    if mutant >= in_force:
+        return None
+    n = 1
+    while n <= MAX_CASES_SOUGHT:
+        _, m_hi = wilson_interval(round(mutant * n), n, level)
+        f_lo, _ = wilson_interval(round(in_force * n), n, level)
+        if m_hi is not None and f_lo is not None and m_hi < f_lo:
+            return n
+        n += 1 if n < 100 else 10
+    return None
+
+
+def explain(
+    outcome: str,
+    *,
+    by_gate: bool,
+    rule_n: int,
+    changed: int,
+    mutant: float | None,
+    in_force: float | None,
+    level: float,
+    kappa: float | None,
+    kappa_in_force: float | None,
+    threshold: float,
+) -> tuple[str, str]:
+    """``(reason, why)`` of one mutant's outcome, from its figures (pure; see the module
+    docstring for the reasons)."""
+
+    def pct(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.0%}"
+
+    if outcome == "not_exercised":
+        return "not_exercised", "no calibration case exercises this rule: write cases for it"
+    moved = f"{changed} of {rule_n} answers on the rule's cases changed"
+    if outcome == "killed":
+        if by_gate:
+            return "gate", (
+                f"without the rule kappa falls to {kappa:.2f}, under the threshold "
+                f"{threshold:.2f} that the rubric in force reaches ({kappa_in_force:.2f}); {moved}"
+            )
+        return "rule_interval", (
+            f"{moved}; agreement on them fell from {pct(in_force)} to {pct(mutant)}, "
+            "further than chance"
+        )
+    if changed == 0:
+        return "judge_knows_rule", (
+            f"this judge gave the same answer on all {rule_n} of the rule's cases with and "
+            "without the rule's text: it applies the rule unaided. The catalogue could "
+            "defend the rule only with cases that a reading without the rule gets wrong"
+        )
+    if mutant is not None and in_force is not None and mutant < in_force:
+        need = cases_to_separate(mutant, in_force, level)
+        more = (
+            f"about {need} rule cases at these agreements would separate the intervals"
+            if need is not None
+            else f"not even {MAX_CASES_SOUGHT} rule cases at these agreements would "
+            "separate the intervals"
+        )
+        return "too_few_cases", (
+            f"{moved}; agreement fell from {pct(in_force)} to {pct(mutant)}, within chance "
+            f"on {rule_n} cases: {more}"
+        )
+    return "no_drop", (
+        f"{moved}, but agreement did not fall ({pct(in_force)} in force, {pct(mutant)} "
+        "without): the rule's text does not move this judge toward the labels"
+    )
 
 
 def plan(
