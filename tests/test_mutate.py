@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from evalkit.agreement._proportion import wilson_interval
 from evalkit.catalogue import Catalogue, load
 from evalkit.cli import main
-from evalkit.agreement._proportion import wilson_interval
 from evalkit.construct._mutate import cases_to_separate, explain, mutate
 from evalkit.judge._base import CostEstimate, Reply
 from evalkit.judge._prompt import JudgeParams, JudgeRequest

@@ -38,6 +38,9 @@ Shortcuts (every fitted one is scored out of fold, with folds grouped by
     the reply giving the bin where it says present; the fixed one is a keyword list on the
     user turns (:data:`PRESENCE_WORDS`) and the locale's line in the reply (top bin), a
     word of concern or another line (middle bin), nothing (bottom bin).
+``two_sided_outside`` (self_harm and escalation only)
+    the same kind of reader with word lists written from the guide alone by a reader
+    outside the catalogue work, before it saw any case (:mod:`evalkit.catalogue._outside`).
 ``baseline_judge`` (reference)
     the offline baseline judge's bins, when given; shown for scale, never failing.
 
@@ -73,6 +76,8 @@ from evalkit._display import bullet_list, card, frame_table
 from evalkit._memo import cache_key, remembered
 from evalkit.catalogue._catalogue import Catalogue
 from evalkit.catalogue._models import GATED_STRATA, Case
+from evalkit.catalogue._outside import CUES as OUTSIDE_CUES
+from evalkit.catalogue._outside import outside_reader
 from evalkit.routing import check_routing
 
 SHORTCUTS = (
@@ -83,6 +88,7 @@ SHORTCUTS = (
     "number_rule",
     "two_sided_fitted",
     "two_sided_keywords",
+    "two_sided_outside",
 )
 #: Shortcuts that read one side only: their pair consistency must stay at chance or below.
 ONE_SIDED = ("reply_text", "user_text", "latest_user_text")
@@ -144,6 +150,14 @@ class AuditResult:
     ceiling: float
     n_splits: int
     notes: tuple[str, ...] = field(default=())
+    two_sided_ceiling: float | None = None
+
+    def limit(self, shortcut: str) -> float:
+        """The ceiling ``shortcut`` is held to: the two-sided one for two-sided readers
+        (when declared), else the shortcut ceiling."""
+        if shortcut.startswith("two_sided") and self.two_sided_ceiling is not None:
+            return self.two_sided_ceiling
+        return self.ceiling
 
     @property
     def passed(self) -> bool:
@@ -190,7 +204,8 @@ class AuditResult:
         notes = bullet_list(self.notes) if self.notes else None
         return card(
             "Catalogue audit",
-            f"No shortcut may reach kappa {self.ceiling:.2f} ({self.n_splits}-fold).",
+            f"No shortcut may reach kappa {self.ceiling:.2f}, no two-sided reader "
+            f"{self.limit('two_sided'):.2f} ({self.n_splits}-fold).",
             frame_table(self.table.drop(columns=["rows_right"], errors="ignore")),
             notes,
             verdict="PASS" if self.passed else "FAIL",
@@ -437,6 +452,8 @@ def audit(
             )
         if cases and dim in PRESENCE_WORDS:
             predicted["two_sided_keywords"] = [_two_sided_rule(c, catalogue, dim) for c in cases]
+        if cases and dim in OUTSIDE_CUES:
+            predicted["two_sided_outside"] = [outside_reader(c, catalogue, dim) for c in cases]
         rule = [_number_rule(c, catalogue, dim) for c in cases]
         if cases and all(r is not None for r in rule):
             predicted["number_rule"] = rule
@@ -472,7 +489,12 @@ def audit(
         else pd.DataFrame(columns=["dimension", "shortcut", "case_id", "human", "predicted"])
     )
     return AuditResult(
-        table=table, predictions=preds, ceiling=ceiling, n_splits=used_splits, notes=tuple(notes)
+        table=table,
+        predictions=preds,
+        ceiling=ceiling,
+        n_splits=used_splits,
+        notes=tuple(notes),
+        two_sided_ceiling=two_sided,
     )
 
 

@@ -178,8 +178,9 @@ def run_audit(args: argparse.Namespace) -> int:
     else:
         with pd.option_context("display.width", 140, "display.max_rows", 100):
             print(
-                f"catalogue audit {args.path}: shortcut ceiling {result.ceiling:.2f} "
-                f"(kappa point estimate), {result.n_splits}-fold CV grouped by template family"
+                f"catalogue audit {args.path}: shortcut ceiling {result.ceiling:.2f}, two-sided "
+                f"readers {result.limit('two_sided'):.2f} (kappa point estimate), "
+                f"{result.n_splits}-fold CV grouped by template family"
             )
             print(
                 result.table.drop(columns=["reference"]).to_string(index=False, float_format="%.3f")
@@ -196,7 +197,8 @@ def run_audit(args: argparse.Namespace) -> int:
         right = result.rows_right(str(row["dimension"]), str(row["shortcut"]))
         shown = ", ".join(right[:12]) + (" ..." if len(right) > 12 else "")
         print(
-            f"FAIL: {row['shortcut']} reaches kappa {row['kappa']:.3f} >= {result.ceiling:.2f} "
+            f"FAIL: {row['shortcut']} reaches kappa {row['kappa']:.3f} >= "
+            f"{result.limit(str(row['shortcut'])):.2f} "
             f"on {row['dimension']} without the construct; rows it gets right outside the modal "
             "bin "
             f"({len(right)}): {shown}",

@@ -44,9 +44,9 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from html import escape as html_escape
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from html import escape as html_escape
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +219,7 @@ class MutationResult:
         shown = shown.drop(columns=["why"])
         survived = self.table[self.table["outcome"] != "killed"]
         notes = [
-            html_escape(f"{r.dimension}.{r.rule} {r.outcome.replace('_', ' ')}: {r.why}")
+            html_escape(f"{r.dimension}.{r.rule} {str(r.outcome).replace('_', ' ')}: {r.why}")
             for r in survived.itertuples()
         ]
         parts: list[Any] = [key_values([("Judge", self.judge), *score_items]), frame_table(shown)]

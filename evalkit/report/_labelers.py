@@ -22,6 +22,7 @@ SHORTCUT_NAMES = {
     "number_rule": "Phone-number rule (fixed)",
     "two_sided_fitted": "Both sides, shallow (user side: present?; reply: bin; fitted)",
     "two_sided_keywords": "Both sides, keywords (user-side words; the line in the reply)",
+    "two_sided_outside": "Both sides, an outsider's keywords (lists written from the guide alone)",
     "baseline_judge": "Baseline judge (reference, reads turn and reply)",
 }
 
