@@ -138,6 +138,14 @@ def test_a_mutant_the_judge_does_not_notice_survives(shipped: Catalogue, tmp_pat
     assert "applies the rule unaided" in result._repr_html_()
 
 
+def test_a_mutant_without_a_kappa_still_says_why() -> None:
+    reason, why = explain(
+        "killed", by_gate=True, rule_n=4, changed=4, mutant=0.0, in_force=1.0, level=0.95,
+        kappa=None, kappa_in_force=0.8, threshold=0.6,
+    )  # fmt: skip
+    assert reason == "gate" and "n/a (no kappa)" in why
+
+
 def test_the_cases_that_would_separate_two_agreements() -> None:
     level = 0.95
     n = cases_to_separate(0.9, 1.0, level)

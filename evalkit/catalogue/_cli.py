@@ -170,6 +170,7 @@ def run_audit(args: argparse.Namespace) -> int:
                 {
                     "passed": result.passed,
                     "ceiling": result.ceiling,
+                    "two_sided_ceiling": result.limit("two_sided"),
                     "table": result.table.to_dict(orient="records"),
                 },
                 default=str,

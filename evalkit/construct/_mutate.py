@@ -343,14 +343,17 @@ def explain(
     def pct(v: float | None) -> str:
         return "n/a" if v is None else f"{v:.0%}"
 
+    def num(v: float | None) -> str:
+        return "n/a (no kappa)" if v is None else f"{v:.2f}"
+
     if outcome == "not_exercised":
         return "not_exercised", "no calibration case exercises this rule: write cases for it"
     moved = f"{changed} of {rule_n} answers on the rule's cases changed"
     if outcome == "killed":
         if by_gate:
             return "gate", (
-                f"without the rule kappa falls to {kappa:.2f}, under the threshold "
-                f"{threshold:.2f} that the rubric in force reaches ({kappa_in_force:.2f}); {moved}"
+                f"without the rule kappa falls to {num(kappa)}, under the threshold "
+                f"{threshold:.2f} that the rubric in force reaches ({num(kappa_in_force)}); {moved}"
             )
         return "rule_interval", (
             f"{moved}; agreement on them fell from {pct(in_force)} to {pct(mutant)}, "

@@ -112,4 +112,5 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["catalogue", "audit", str(toy), "--no-baseline", "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)  # stdout is the JSON alone
     assert doc["passed"] is False and doc["ceiling"] == 0.40
+    assert doc["two_sided_ceiling"] == 0.45
     assert {"dimension", "shortcut", "kappa", "passed"} <= set(doc["table"][0])
