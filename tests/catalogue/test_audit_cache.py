@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import evalkit.catalogue._audit as audit_module
+import evalkit.catalogue._shortcuts as shortcuts
 from evalkit._memo import CACHE_VARIABLE
 from evalkit.catalogue import audit, load
 from tests.catalogue.test_audit import _catalogue
@@ -32,8 +33,8 @@ def test_a_remembered_audit_equals_a_computed_one_and_fits_nothing(
     def no_fit(*args: object, **kw: object) -> None:
         raise AssertionError("a remembered audit fitted a model")
 
-    monkeypatch.setattr(audit_module, "_text_out_of_fold", no_fit)
-    monkeypatch.setattr(audit_module, "_out_of_fold", no_fit)
+    monkeypatch.setattr(shortcuts, "text_out_of_fold", no_fit)
+    monkeypatch.setattr(shortcuts, "out_of_fold", no_fit)
     again = audit(cat)
     _same(computed, first)
     _same(computed, again)
