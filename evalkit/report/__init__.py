@@ -109,12 +109,9 @@ if TYPE_CHECKING:
         group_table,
         header,
         marginals_table,
-        overall_verdict,
         quantity_table,
         rubric_card,
         transcripts,
-        verdict_overview_table,
-        verdict_panel,
     )
     from evalkit.report._power import PowerPanel, power_panel
     from evalkit.report._prevalence import (
@@ -148,6 +145,7 @@ if TYPE_CHECKING:
         publish_headline,
         refused_headline,
     )
+    from evalkit.report._verdicts import overall_verdict, verdict_overview_table, verdict_panel
     from evalkit.report._workdir import work_from_project_root
 else:  # imported on first use, so that importing the package stays light
     import importlib
@@ -215,13 +213,11 @@ else:  # imported on first use, so that importing the package stays light
                 "group_table",
                 "header",
                 "marginals_table",
-                "overall_verdict",
                 "quantity_table",
                 "rubric_card",
                 "transcripts",
-                "verdict_overview_table",
-                "verdict_panel",
             ],
+            "_verdicts": ["overall_verdict", "verdict_overview_table", "verdict_panel"],
             "_power": ["PowerPanel", "power_panel"],
             "_prevalence": [
                 "plan_table",
